@@ -1,0 +1,59 @@
+"""tensorplug: a PyTorch-style tensor framework whose backends and transforms are plugins.
+
+The core holds dtypes, devices, the dispatcher, tensor metadata and the
+operator definitions; kernels come from plugins found through entry points
+in the group ``tensorplug.plugins`` (``tensorplug-cpu`` provides the CPU
+backend). See docs/architecture.md.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .dtypes import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
+                    promote_types, get_default_dtype, set_default_dtype)
+from .dtypes import float16 as half, float32 as float, float64 as double, int64 as long  # noqa: F401
+from .dtypes import int32 as int, int16 as short  # noqa: F401
+from .device import device
+from .tensor import Tensor
+from .hookspecs import hookimpl
+from .dispatch import library as library
+from .dispatch.dispatcher import FALLTHROUGH as fallthrough_kernel  # noqa: F401
+from . import ops
+from .ops import memory as _memory, views as _views, elementwise as _elementwise  # noqa: F401
+from .ops import reductions as _reductions, linalg as _linalg, indexing as _indexing  # noqa: F401
+from .ops import random as _random, composite as _composite  # noqa: F401
+from .ops import methods as _methods  # noqa: F401
+from .ops.factories import (tensor, as_tensor, from_numpy, empty, zeros, ones, full, empty_like, zeros_like,
+                            ones_like, full_like, arange, linspace, eye)
+from .ops.promotion import result_type, broadcast_shapes
+from .ops._lib import PUBLIC as _PUBLIC
+from ._printing import set_printoptions
+from . import plugins
+
+globals().update({k: v for k, v in _PUBLIC.items() if k not in globals()})
+
+import builtins as _builtins  # noqa: E402
+
+is_tensor = lambda obj: _builtins.isinstance(obj, Tensor)  # noqa: E731
+
+
+def from_dlpack(ext_tensor):
+    """A CPU tensor sharing memory with any object that implements ``__dlpack__``."""
+    import numpy as _np
+    return from_numpy(_np.from_dlpack(ext_tensor))
+
+
+def get_default_device():
+    from . import _state
+    return _state.default_device
+
+
+def __getattr__(name):
+    from .plugins import NAMESPACE, missing_name_error
+    if name in NAMESPACE:
+        return NAMESPACE[name]
+    raise missing_name_error(name)
+
+
+plugins.discover()

@@ -1,0 +1,135 @@
+"""Argument checking against schemas: the slow path behind ``op.entry``.
+
+The generated entry accepts the common argument types with one set lookup
+per argument; anything else comes here to be converted (numpy scalars,
+lists for ``int[]``, device strings) or rejected with a TypeError that names
+the op, the argument and its position, like PyTorch's.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from .keys import Dense
+
+
+def _typename(v):
+    from ..tensor import Tensor
+    if isinstance(v, Tensor):
+        return "Tensor"
+    return type(v).__name__
+
+
+def _fail(op, arg, value, expected=None):
+    pos = next(i for i, a in enumerate(op.schema.arguments) if a is arg) + 1
+    exp = expected or arg.type_str()
+    raise TypeError(f"{op.schema.full_name}(): argument '{arg.name}' (position {pos}) must be "
+                    f"{exp}, not {_typename(value)}")
+
+
+def coerce(op, arg, value):
+    """Convert ``value`` for schema argument ``arg`` or raise TypeError."""
+    from ..tensor import Tensor
+    from ..dtypes import dtype as _dtype
+    from ..device import device as _device
+    if value is None:
+        if arg.optional:
+            return None
+        _fail(op, arg, value)
+    if arg.is_list and arg.type in ("int", "SymInt", "bool", "float"):
+        if isinstance(value, (list, tuple)):
+            out = tuple(_scalar_of(op, arg, v, arg.type) for v in value)
+        elif arg.list_len is not None and not isinstance(value, (Tensor, str)):
+            out = (_scalar_of(op, arg, value, arg.type),) * arg.list_len
+        else:
+            _fail(op, arg, value, f"tuple of {arg.type}s")
+        if arg.list_len is not None and len(out) != arg.list_len and len(out) != 1:
+            raise RuntimeError(f"{op.schema.full_name}(): argument '{arg.name}' expected "
+                               f"{arg.list_len} values, got {len(out)}")
+        return out
+    if arg.is_list:
+        return tuple(value) if isinstance(value, (list, tuple)) else _fail(op, arg, value)
+    if arg.type == "ScalarType":
+        if isinstance(value, _dtype):
+            return value
+        _fail(op, arg, value, "tensorplug.dtype")
+    if arg.type == "Device":
+        if isinstance(value, (_device, str)):
+            return _device(value)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return _device("cpu", value)
+        _fail(op, arg, value, "device")
+    return _scalar_of(op, arg, value, arg.type)
+
+
+def _scalar_of(op, arg, value, typ):
+    from ..tensor import Tensor
+    if typ in ("int", "SymInt"):
+        if isinstance(value, bool) and arg.type != "bool":
+            return int(value)
+        if isinstance(value, numbers.Integral):
+            return int(value)
+        if isinstance(value, Tensor) and value.numel() == 1 and not value.dtype.is_floating_point:
+            return int(value.item())
+        _fail(op, arg, value, "int" if not arg.is_list else f"tuple of ints")
+    if typ == "bool":
+        if isinstance(value, bool) or type(value).__name__ == "bool_":
+            return bool(value)
+        _fail(op, arg, value, "bool")
+    if typ == "float":
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):
+            return float(value)
+        _fail(op, arg, value, "float")
+    if typ == "Scalar":
+        if isinstance(value, bool) or type(value).__name__ == "bool_":
+            return bool(value)
+        if isinstance(value, numbers.Integral):
+            return int(value)
+        if isinstance(value, numbers.Real):
+            return float(value)
+        _fail(op, arg, value, "Number")
+    if typ == "str":
+        if isinstance(value, str):
+            return value
+        _fail(op, arg, value, "str")
+    return value
+
+
+def bad_arguments(op, args):
+    """Called when computing the key set failed: name the offending argument."""
+    from ..tensor import Tensor
+    for arg, v in zip(op.schema.arguments, args):
+        if arg.type != "Tensor":
+            continue
+        if arg.is_list:
+            if not isinstance(v, (list, tuple)):
+                _fail(op, arg, v, "tuple of Tensors")
+            for x in v:
+                if not isinstance(x, Tensor) and not (x is None and arg.elem_optional):
+                    _fail(op, arg, v, "tuple of Tensors")
+        elif v is None and arg.optional:
+            continue
+        elif not isinstance(v, Tensor):
+            _fail(op, arg, v, "Tensor")
+
+
+def ks_of_list(ts):
+    ks = 0
+    for t in ts:
+        if t is not None:
+            ks |= t._ks
+    return ks
+
+
+def device_keyset(dev):
+    """Key set for a factory call on device ``dev`` (None means the default device)."""
+    from ..backend import backend_for
+    if dev is None:
+        from .. import _state
+        dev = _state.default_device
+    return backend_for(dev).ks | Dense.bit
+
+
+def bump_version(t):
+    """In-place ops bump the version counter shared by a tensor and its views."""
+    t._get_storage().version += 1

@@ -1,0 +1,471 @@
+"""The dispatcher: operator handles, kernel tables and the per-call hot path.
+
+Every operator is an :class:`OpOverload`. Calling it runs a small function
+generated from its schema (``op.entry``) that
+
+1. ORs the key sets of its tensor arguments (``_ks``), applies the
+   thread-local include/exclude sets only when some thread has them set,
+2. looks the key set up in the operator's cache (one dict lookup), resolving
+   and caching on a miss, and
+3. calls the kernel with every argument positionally, in schema order.
+
+Resolution walks the functionality keys from highest to lowest priority. For
+each one it takes, in PyTorch's precedence: a kernel on the exact runtime key
+(or registered for all backends), then CompositeExplicitAutograd (backend
+slots only), then CompositeImplicitAutograd (keys that accept composites),
+then the key's boxed fallback. A fallthrough fallback masks the key off and
+moves on, so at call time it costs nothing.
+
+Kernels registered ``with_keyset=True`` and boxed fallbacks receive the key
+set masked below their own key; they redispatch with ``op.redispatch(ks,
+*args)`` and never re-read the thread-local state.
+"""
+
+from __future__ import annotations
+
+import functools
+import keyword
+import threading
+
+from . import keys as _keys
+from .keys import REGISTRY, BACKEND_BITS, below
+from .schema import parse_schema
+
+FALLTHROUGH = object()
+"""Register this as a fallback (or kernel) to make a key fall through."""
+
+
+# --------------------------------------------------------------------------
+# Thread-local include / exclude sets
+# --------------------------------------------------------------------------
+class _TLS(threading.local):
+    include = 0
+    exclude = 0
+
+
+_tls = _TLS()
+_tls_active = [0]  # number of threads whose include/exclude sets are not empty
+_tls_lock = threading.Lock()
+
+
+def tls_state():
+    """(include, exclude) of the calling thread."""
+    return _tls.include, _tls.exclude
+
+
+def set_tls_state(include, exclude):
+    """Set the calling thread's include/exclude key sets (ints)."""
+    was = bool(_tls.include or _tls.exclude)
+    now = bool(include or exclude)
+    _tls.include = include
+    _tls.exclude = exclude
+    if was != now:
+        with _tls_lock:
+            _tls_active[0] += 1 if now else -1
+
+
+class _Guard:
+    __slots__ = ("inc", "exc", "saved")
+
+    def __init__(self, inc, exc):
+        self.inc, self.exc = inc, exc
+
+    def __enter__(self):
+        self.saved = (_tls.include, _tls.exclude)
+        set_tls_state(self.saved[0] | self.inc, self.saved[1] | self.exc)
+        return self
+
+    def __exit__(self, *exc):
+        set_tls_state(*self.saved)
+        return False
+
+
+def _keybits(k):
+    if isinstance(k, int):
+        return k
+    if isinstance(k, str):
+        k = REGISTRY.functionality[k]
+    return k.bit
+
+
+def include_keys(*keys):
+    """Context manager adding functionality keys to this thread's include set."""
+    bits = 0
+    for k in keys:
+        bits |= _keybits(k)
+    return _Guard(bits, 0)
+
+
+def exclude_keys(*keys):
+    """Context manager adding functionality keys to this thread's exclude set (exclude wins)."""
+    bits = 0
+    for k in keys:
+        bits |= _keybits(k)
+    return _Guard(0, bits)
+
+
+# --------------------------------------------------------------------------
+# Registrations
+# --------------------------------------------------------------------------
+class Registration:
+    """One kernel or fallback in a table: who registered it and how to call it."""
+
+    __slots__ = ("kernel", "key", "backend", "owner", "with_keyset", "library")
+
+    def __init__(self, kernel, key, backend, owner, with_keyset, library):
+        self.kernel = kernel
+        self.key = key
+        self.backend = backend
+        self.owner = owner
+        self.with_keyset = with_keyset
+        self.library = library
+
+    @property
+    def runtime_name(self):
+        if self.backend is None:
+            return self.key
+        return self.backend if self.key == "Dense" else self.key + self.backend
+
+
+OPS: dict = {}            # "ns::name.overload" -> OpOverload
+PACKETS: dict = {}        # "ns::name" -> OpOverloadPacket
+FALLBACKS: dict = {}      # (key name, backend name | None) -> Registration
+BACKEND_PROVIDERS: dict = {}  # backend key name -> (plugin, distribution), remembered after disable
+
+
+def invalidate_caches():
+    for op in OPS.values():
+        op.cache.clear()
+
+
+REGISTRY.listeners.append(invalidate_caches)
+
+
+def _provider_hint(backend_name):
+    prov = BACKEND_PROVIDERS.get(backend_name)
+    if prov is None:
+        return f"no installed plugin provides the backend {backend_name!r}"
+    plugin, dist = prov
+    return (f"the kernel would come from the plugin {plugin!r} (pip install {dist}, "
+            f"or it is disabled by TENSORPLUG_DISABLE_PLUGINS)")
+
+
+class OpOverload:
+    """An operator overload such as ``tensorplug::add.Tensor``.
+
+    Call it like a function. ``op.entry`` is the same call without the
+    ``__call__`` indirection (what Tensor methods use); ``op.positional``
+    takes every argument positionally in schema order (what composites that
+    forward their arguments use); ``op.redispatch(ks, *args)`` calls the
+    kernel for an explicit key set.
+    """
+
+    def __init__(self, namespace, schema, owner, library, check=None):
+        self.namespace = namespace
+        self.schema = schema
+        self.name = schema.name
+        self.overload = schema.overload
+        self.qualname = f"{namespace}::{schema.full_name}"
+        self.owner = owner
+        self.library = library
+        self.table: dict = {}
+        self.cache: dict = {}
+        self.check = check
+        self.tags = ()
+        self.entry = _make_entry(self)
+        self.positional = _make_entry(self, positional=True)
+
+    def __call__(self, *args, **kwargs):
+        return self.entry(*args, **kwargs)
+
+    def __repr__(self):
+        return f"<OpOverload {self.qualname}>"
+
+    def __reduce__(self):
+        return (lookup_op, (self.qualname,))
+
+    # -- calling ------------------------------------------------------------
+    def redispatch(self, ks, *args):
+        """Call the kernel for key set ``ks`` (already masked by the caller)."""
+        try:
+            k = self.cache[ks]
+        except KeyError:
+            k = self._resolve(ks)
+        return k(*args)
+
+    def _resolve(self, ks):
+        k = self._resolve_uncached(ks)
+        self.cache[ks] = k
+        return k
+
+    def _resolve_uncached(self, ks):
+        backend = REGISTRY.highest_backend(ks)
+        bname = backend.name if backend is not None else None
+        for fkey in REGISTRY.functionality_keys_in(ks):
+            reg, prov = self.lookup(fkey, bname)
+            if prov == "fallthrough":
+                continue
+            if reg is None:
+                return functools.partial(self._raise_missing, fkey, backend, ks)
+            masked = ks & below(fkey)
+            if prov == "fallback":
+                return functools.partial(reg.kernel, self, masked)
+            if reg.with_keyset:
+                return functools.partial(reg.kernel, masked)
+            return reg.kernel
+        return functools.partial(self._raise_missing, None, backend, ks)
+
+    def lookup(self, fkey, bname):
+        """(registration, provenance) for a functionality key on a backend.
+
+        Provenance is one of kernel, composite, fallback, fallthrough, missing.
+        """
+        t = self.table
+        reg = t.get((fkey.name, bname)) or t.get((fkey.name, None))
+        if reg is not None:
+            return reg, ("fallthrough" if reg.kernel is FALLTHROUGH else "kernel")
+        if fkey is _keys.Dense:
+            reg = t.get(("CompositeExplicitAutograd", None))
+            if reg is not None:
+                return reg, "composite"
+        if fkey.composite:
+            reg = t.get(("CompositeImplicitAutograd", None))
+            # As in PyTorch, a backend kernel (or an explicit composite) for an
+            # op means its autograd must not come from the implicit decomposition.
+            if reg is not None and not (fkey is _keys.Autograd and (
+                    ("Dense", bname) in t or ("Dense", None) in t
+                    or ("CompositeExplicitAutograd", None) in t)):
+                return reg, "composite"
+        fb = FALLBACKS.get((fkey.name, bname)) or FALLBACKS.get((fkey.name, None))
+        if fb is not None:
+            return fb, ("fallthrough" if fb.kernel is FALLTHROUGH else "fallback")
+        return None, "missing"
+
+    def _raise_missing(self, fkey, backend, ks, *args):
+        have = sorted({r.runtime_name for r in self.table.values()})
+        bname = backend.name if backend is not None else "<no backend>"
+        key = REGISTRY.runtime_name(fkey, backend) if fkey is not None else "<empty key set>"
+        msg = (f"Could not run '{self.qualname}' with arguments from the '{key}' backend. "
+               f"'{self.qualname}' has kernels for: [{', '.join(have)}]. ")
+        if fkey is None or fkey is _keys.Dense:
+            msg += _provider_hint(bname) + "."
+        else:
+            msg += (f"The key {fkey.name!r} is declared by the plugin {fkey.owner!r}, which registers "
+                    f"neither a kernel for this op nor a fallback for the key.")
+        raise NotImplementedError(msg)
+
+    # -- registration -------------------------------------------------------
+    def _register(self, reg, allow_override):
+        slot = (reg.key, reg.backend)
+        old = self.table.get(slot)
+        if old is not None and not allow_override:
+            raise RuntimeError(
+                f"a kernel for '{self.qualname}' at dispatch key '{reg.runtime_name}' is already "
+                f"registered by {old.owner!r}; pass allow_override=True to replace it")
+        self.table[slot] = reg
+        self.cache.clear()
+        return old
+
+    def _unregister(self, reg, previous=None):
+        slot = (reg.key, reg.backend)
+        if self.table.get(slot) is reg:
+            if previous is not None:
+                self.table[slot] = previous
+            else:
+                del self.table[slot]
+        self.cache.clear()
+
+    def dispatch_table(self):
+        """Rows (runtime key, provenance, owner) for every runtime key known now."""
+        rows = []
+        backends = [b for b in REGISTRY.backends if b is not None]
+        for fkey in sorted(REGISTRY.functionality.values(), key=lambda k: -k.priority):
+            targets = [b.name for b in backends] if fkey.per_backend else [None]
+            for bname in targets:
+                reg, prov = self.lookup(fkey, bname)
+                name = (bname if fkey is _keys.Dense else fkey.name + bname) if bname else fkey.name
+                rows.append((name, prov, reg.owner if reg is not None else "-"))
+        return rows
+
+
+class OpOverloadPacket:
+    """All overloads of one operator name; calling it picks an overload by the arguments."""
+
+    def __init__(self, namespace, name):
+        self.namespace = namespace
+        self.name = name
+        self.qualname = f"{namespace}::{name}"
+        self.overloads: dict = {}
+
+    def __getattr__(self, overload):
+        if overload.startswith("__"):
+            raise AttributeError(overload)
+        try:
+            return self.overloads["" if overload == "default" else overload]
+        except KeyError:
+            raise AttributeError(f"'{self.qualname}' has no overload {overload!r}") from None
+
+    def __call__(self, *args, **kwargs):
+        ovs = list(self.overloads.values())
+        if len(ovs) == 1:
+            return ovs[0].entry(*args, **kwargs)
+        for op in ovs:
+            if _matches(op.schema, args, kwargs):
+                return op.entry(*args, **kwargs)
+        raise TypeError(f"{self.qualname}(): no overload matches the arguments; overloads: "
+                        + "; ".join(str(o.schema) for o in ovs))
+
+    def __repr__(self):
+        return f"<OpOverloadPacket {self.qualname}>"
+
+
+def _matches(schema, args, kwargs):
+    from ..tensor import Tensor
+    pos = [a for a in schema.arguments if not a.kwarg_only]
+    if len(args) > len(pos):
+        return False
+    for a, v in zip(pos, args):
+        if a.type == "Tensor" and not a.is_list and not (v is None and a.optional):
+            if not isinstance(v, Tensor):
+                return False
+        elif a.type == "Scalar" and isinstance(v, Tensor):
+            return False
+    names = {a.name for a in schema.arguments}
+    return all(k in names for k in kwargs)
+
+
+def lookup_op(qualname):
+    """The OpOverload named ``ns::name.overload`` (``.default`` or none for the default)."""
+    op = OPS.get(qualname)
+    if op is None and qualname.endswith(".default"):
+        op = OPS.get(qualname[:-8])
+    if op is None:
+        raise KeyError(f"no operator named {qualname!r}")
+    return op
+
+
+def define_op(namespace, schema_text, owner, library, check=None):
+    schema = parse_schema(schema_text)
+    qualname = f"{namespace}::{schema.full_name}"
+    if qualname in OPS:
+        raise RuntimeError(f"operator {qualname} is already defined (by {OPS[qualname].owner!r})")
+    op = OpOverload(namespace, schema, owner, library, check)
+    OPS[qualname] = op
+    pkt = PACKETS.get(f"{namespace}::{schema.name}")
+    if pkt is None:
+        pkt = PACKETS[f"{namespace}::{schema.name}"] = OpOverloadPacket(namespace, schema.name)
+    pkt.overloads[schema.overload] = op
+    return op
+
+
+def undefine_op(op):
+    OPS.pop(op.qualname, None)
+    pkt = PACKETS.get(f"{op.namespace}::{op.name}")
+    if pkt is not None:
+        pkt.overloads.pop(op.overload, None)
+        if not pkt.overloads:
+            del PACKETS[f"{op.namespace}::{op.name}"]
+
+
+# --------------------------------------------------------------------------
+# Entry generation
+# --------------------------------------------------------------------------
+_TYPE_SETS = {
+    "int": (int,),
+    "SymInt": (int,),
+    "float": (float, int),
+    "bool": (bool,),
+    "Scalar": (int, float, bool),
+    "str": (str,),
+}
+
+
+def _pyname(name):
+    return name + "_" if keyword.iskeyword(name) else name
+
+
+def _make_entry(op, positional=False):
+    """Generate ``op.entry`` from the schema: a plain function with the op's
+    Python signature whose body is the hot path described in the module doc."""
+    from . import argcheck
+    schema = op.schema
+    params, call, ks_terms, checks, writes = [], [], [], [], []
+    ns = {"_cache": op.cache, "_resolve": op._resolve, "_tls": _tls, "_tls_active": _tls_active,
+          "_bad": functools.partial(argcheck.bad_arguments, op), "_coerce": argcheck.coerce,
+          "_ks_list": argcheck.ks_of_list, "_device_ks": argcheck.device_keyset, "_bump": argcheck.bump_version,
+          "_op": op}
+    star = False
+    device_arg = None
+    for i, a in enumerate(schema.arguments):
+        n = _pyname(a.name)
+        if a.kwarg_only and not star and not positional:
+            params.append("*")
+            star = True
+        if a.has_default:
+            dname = f"_d{i}"
+            ns[dname] = a.default
+            params.append(f"{n}={dname}")
+        else:
+            params.append(n)
+        call.append(n)
+        if a.type == "Tensor":
+            if a.is_list:
+                ks_terms.append(f"_ks_list({n})")
+            elif a.optional:
+                ks_terms.append(f"({n}._ks if {n} is not None else 0)")
+            else:
+                ks_terms.append(f"{n}._ks")
+            if a.is_write:
+                writes.append(n)
+        elif a.type in _TYPE_SETS or a.type in ("ScalarType", "Device") or a.is_list:
+            allowed = set(_TYPE_SETS.get(a.type, ()))
+            if a.is_list:
+                allowed = {tuple}
+            if a.optional:
+                allowed.add(type(None))
+            if a.type == "ScalarType" and not a.is_list:
+                from ..dtypes import dtype as _dtype_cls
+                allowed.add(_dtype_cls)
+            if a.type == "Device" and not a.is_list:
+                from ..device import device as _device_cls
+                allowed.add(_device_cls)
+            tname = f"_T{i}"
+            ns[tname] = frozenset(allowed)
+            ns[f"_A{i}"] = a
+            checks.append(f"    if {n}.__class__ not in {tname}: {n} = _coerce(_op, _A{i}, {n})")
+            if a.type == "Device" and not a.is_list:
+                device_arg = n
+    if op.check is not None:
+        ns["_check"] = op.check
+        checks.append(f"    _check({', '.join(call)})")
+    if not ks_terms:
+        ks_terms.append(f"_device_ks({device_arg})" if device_arg else "_device_ks(None)")
+    body = ["def {}({}):".format(_pyname(schema.name), ", ".join(params))]
+    body.extend(checks)
+    body.append("    try:")
+    body.append("        ks = " + " | ".join(ks_terms))
+    body.append("    except (AttributeError, TypeError):")
+    body.append(f"        _bad(({', '.join(call)},))")
+    body.append("        raise")
+    body.append("    if _tls_active[0]:")
+    body.append("        ks = (ks | _tls.include) & ~_tls.exclude")
+    body.append("    try:")
+    body.append("        k = _cache[ks]")
+    body.append("    except KeyError:")
+    body.append("        k = _resolve(ks)")
+    if writes:
+        body.append(f"    out = k({', '.join(call)})")
+        for w in writes:
+            body.append(f"    _bump({w})")
+        body.append("    return out")
+    else:
+        body.append(f"    return k({', '.join(call)})")
+    src = "\n".join(body) + "\n"
+    exec(compile(src, f"<tensorplug op {op.qualname}>", "exec"), ns)
+    fn = ns[_pyname(schema.name)]
+    fn.__qualname__ = schema.full_name
+    fn.__doc__ = f"{op.qualname}: {schema}"
+    fn._op = op
+    if not positional:
+        op._entry_source = src
+    return fn

@@ -1,0 +1,169 @@
+"""Dispatch keys and key sets.
+
+A key set is a plain Python ``int`` used as a bitset:
+
+* bits ``0 .. BACKEND_BITS-1`` are backend components (CPU, CUDA, PrivateUse1,
+  ...), assigned in registration order; the highest backend bit wins;
+* bit ``BACKEND_BITS + p`` is the functionality key of priority ``p``
+  (``0 <= p < MAX_PRIORITY``); the highest functionality bit wins.
+
+The core owns ``Dense`` (priority 8) and ``Autograd`` (priority 24). Plugins
+declare further keys with a free priority (the profiler 60, vmap's Batched 48,
+Autocast 32, Quantized 16 by convention). Because a key's bit is derived from
+its priority, bits never move when a plugin is enabled later, so the key sets
+stored on live tensors stay valid.
+
+A functionality may be *per backend*: its runtime keys are functionality x
+backend (``AutogradCPU``, ``AutocastCUDA``) and a kernel may be registered
+for one backend or for all of them.
+"""
+
+from __future__ import annotations
+
+BACKEND_BITS = 16
+MAX_PRIORITY = 64
+BACKEND_MASK = (1 << BACKEND_BITS) - 1
+
+
+class FunctionalityKey:
+    """A functionality dispatch key declared by the core or a plugin.
+
+    ``name``: key name (``"Profiler"``); ``priority``: 0..63, higher runs
+    first; ``per_backend``: runtime keys are per backend (``AutocastCPU``);
+    ``composite``: CompositeImplicitAutograd kernels fill this key (ops
+    decompose here instead of falling through to the fallback).
+    """
+
+    __slots__ = ("name", "priority", "per_backend", "composite", "owner", "bit")
+
+    def __init__(self, name, priority, per_backend=False, composite=False, owner="core"):
+        if not isinstance(priority, int) or not 0 <= priority < MAX_PRIORITY:
+            raise ValueError(f"priority of key {name!r} must be an int in [0, {MAX_PRIORITY}), got {priority!r}")
+        self.name = name
+        self.priority = priority
+        self.per_backend = per_backend
+        self.composite = composite
+        self.owner = owner
+        self.bit = 1 << (BACKEND_BITS + priority)
+
+    def __repr__(self):
+        return f"FunctionalityKey({self.name!r}, priority={self.priority})"
+
+
+class BackendComponent:
+    """A backend slot: ``name`` is the key name (``"CPU"``), ``index`` its bit."""
+
+    __slots__ = ("name", "index", "bit", "record")
+
+    def __init__(self, name, index, record=None):
+        self.name = name
+        self.index = index
+        self.bit = 1 << index
+        self.record = record
+
+    def __repr__(self):
+        return f"BackendComponent({self.name!r})"
+
+
+class KeyRegistry:
+    """All functionality keys and backend components known to this process."""
+
+    def __init__(self):
+        self.by_priority: list = [None] * MAX_PRIORITY
+        self.functionality: dict = {}
+        self.backends: list = [None] * BACKEND_BITS
+        self.backend_by_name: dict = {}
+        self.listeners: list = []
+
+    # -- functionality keys -------------------------------------------------
+    def add_functionality(self, key: FunctionalityKey):
+        if key.name in self.functionality:
+            raise ValueError(f"dispatch key {key.name!r} is already declared (by {self.functionality[key.name].owner!r})")
+        other = self.by_priority[key.priority]
+        if other is not None:
+            raise ValueError(
+                f"dispatch key {key.name!r} asks for priority {key.priority}, "
+                f"which key {other.name!r} (plugin {other.owner!r}) already holds")
+        self.by_priority[key.priority] = key
+        self.functionality[key.name] = key
+        self._changed()
+        return key
+
+    def remove_functionality(self, name):
+        key = self.functionality.pop(name)
+        self.by_priority[key.priority] = None
+        self._changed()
+
+    # -- backends ------------------------------------------------------------
+    def add_backend(self, name, record=None, slot=None):
+        if name in self.backend_by_name:
+            raise ValueError(f"backend key {name!r} is already registered")
+        if slot is None:
+            free = [i for i, b in enumerate(self.backends) if b is None]
+            if not free:
+                raise RuntimeError("no free backend slot left")
+            slot = free[0]
+        elif self.backends[slot] is not None:
+            raise ValueError(f"backend slot {slot} is taken by {self.backends[slot].name!r}")
+        comp = BackendComponent(name, slot, record)
+        self.backends[slot] = comp
+        self.backend_by_name[name] = comp
+        self._changed()
+        return comp
+
+    def remove_backend(self, name):
+        comp = self.backend_by_name.pop(name)
+        self.backends[comp.index] = None
+        self._changed()
+
+    def _changed(self):
+        for fn in self.listeners:
+            fn()
+
+    # -- decoding ------------------------------------------------------------
+    def highest_backend(self, ks):
+        b = ks & BACKEND_MASK
+        if not b:
+            return None
+        return self.backends[b.bit_length() - 1]
+
+    def functionality_keys_in(self, ks):
+        """Functionality keys present in ``ks``, highest priority first."""
+        f = ks >> BACKEND_BITS
+        out = []
+        while f:
+            p = f.bit_length() - 1
+            key = self.by_priority[p]
+            if key is not None:
+                out.append(key)
+            f &= ~(1 << p)
+        return out
+
+    def runtime_name(self, fkey, backend):
+        if fkey.name == "Dense":
+            return backend.name if backend is not None else "Dense"
+        if fkey.per_backend and backend is not None:
+            return fkey.name + backend.name
+        return fkey.name
+
+    def keyset_repr(self, ks):
+        names = [k.name for k in self.functionality_keys_in(ks)]
+        b = ks & BACKEND_MASK
+        while b:
+            i = b.bit_length() - 1
+            comp = self.backends[i]
+            names.append(comp.name if comp else f"backend{i}")
+            b &= ~(1 << i)
+        return "DispatchKeySet(" + ", ".join(names) + ")"
+
+
+def below(key: FunctionalityKey) -> int:
+    """Mask that keeps backend bits and functionality bits strictly below ``key``."""
+    return (1 << (BACKEND_BITS + key.priority)) - 1
+
+
+REGISTRY = KeyRegistry()
+Dense = REGISTRY.add_functionality(FunctionalityKey("Dense", 8, per_backend=True, composite=True))
+Autograd = REGISTRY.add_functionality(FunctionalityKey("Autograd", 24, per_backend=True, composite=True))
+
+ALIAS_KEYS = ("CompositeImplicitAutograd", "CompositeExplicitAutograd")

@@ -1,0 +1,188 @@
+"""The registration API for code outside the core: ``tensorplug.library``.
+
+>>> lib = Library("myns", "DEF")
+>>> lib.define("twice(Tensor self) -> Tensor")
+>>> lib.impl("twice", lambda x: x + x, "CompositeImplicitAutograd")
+>>> tensorplug.ops.myns.twice(x)
+
+Every registration is owned by the plugin that was being loaded when the
+library was created (or by ``"user"``); disabling that plugin destroys its
+libraries, which removes their operators, kernels and fallbacks.
+"""
+
+from __future__ import annotations
+
+from . import dispatcher as _d
+from .keys import REGISTRY, ALIAS_KEYS
+
+_current_owner = ["user"]
+LIBRARIES: list = []
+
+
+class owner_scope:
+    """Context manager: libraries created inside belong to plugin ``name``."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __enter__(self):
+        self.saved = _current_owner[0]
+        _current_owner[0] = self.name
+
+    def __exit__(self, *exc):
+        _current_owner[0] = self.saved
+        return False
+
+
+def parse_dispatch_key(name):
+    """``"AutogradCPU"`` -> ("Autograd", "CPU"); ``"CPU"`` -> ("Dense", "CPU");
+    ``"Autograd"`` -> ("Autograd", None) (every backend); aliases map to themselves."""
+    if name in ALIAS_KEYS:
+        return name, None
+    if name in REGISTRY.functionality:
+        return name, None
+    if name in REGISTRY.backend_by_name:
+        return "Dense", name
+    for fname, fkey in REGISTRY.functionality.items():
+        if fkey.per_backend and name.startswith(fname):
+            rest = name[len(fname):]
+            if rest in REGISTRY.backend_by_name:
+                return fname, rest
+    known = sorted(REGISTRY.functionality) + sorted(REGISTRY.backend_by_name) + list(ALIAS_KEYS)
+    raise ValueError(f"unknown dispatch key {name!r}; known keys: {', '.join(known)} "
+                     f"(and functionality x backend, such as AutogradCPU)")
+
+
+class Library:
+    """A set of operator definitions and kernel registrations in one namespace.
+
+    ``kind`` is ``"DEF"`` (this library defines the namespace; no other DEF
+    library may), ``"FRAGMENT"`` (adds definitions to a namespace) or
+    ``"IMPL"`` (registers kernels only). ``dispatch_key`` is the default key
+    for :meth:`impl`.
+    """
+
+    def __init__(self, ns, kind, dispatch_key=""):
+        if kind not in ("DEF", "FRAGMENT", "IMPL"):
+            raise ValueError(f"Library kind must be DEF, FRAGMENT or IMPL, got {kind!r}")
+        if not ns.isidentifier():
+            raise ValueError(f"invalid namespace {ns!r}")
+        if kind == "DEF":
+            for lib in LIBRARIES:
+                if lib.kind == "DEF" and lib.ns == ns:
+                    raise RuntimeError(f"namespace {ns!r} is already defined by a DEF library of "
+                                       f"{lib.owner!r}; use kind='FRAGMENT' to add to it")
+        self.ns = ns
+        self.kind = kind
+        self.dispatch_key = dispatch_key
+        self.owner = _current_owner[0]
+        self._ops: list = []
+        self._regs: list = []      # (op, registration, previous)
+        self._fallbacks: list = []  # (slot, registration, previous)
+        LIBRARIES.append(self)
+
+    def __repr__(self):
+        return f"Library(ns={self.ns!r}, kind={self.kind!r}, owner={self.owner!r})"
+
+    def define(self, schema, alias_analysis="", *, tags=(), check=None):
+        """Define an operator from a schema string; returns its :class:`OpOverload`.
+
+        ``check(*args)``, if given, runs once per call before dispatch (argument
+        checks shared by every backend, so all raise the same errors).
+        """
+        if self.kind == "IMPL":
+            raise RuntimeError("define() is not allowed on an IMPL library; use DEF or FRAGMENT")
+        op = _d.define_op(self.ns, schema, self.owner, self, check)
+        op.tags = tuple(tags)
+        self._ops.append(op)
+        return op
+
+    def _resolve_op(self, op_name):
+        if isinstance(op_name, _d.OpOverload):
+            return op_name
+        name = op_name if "::" in op_name else f"{self.ns}::{op_name}"
+        return _d.lookup_op(name)
+
+    def impl(self, op_name, fn, dispatch_key="", *, with_keyset=False, allow_override=False):
+        """Register ``fn`` as the kernel of ``op_name`` for ``dispatch_key``.
+
+        ``with_keyset=True`` passes the key set (masked below this key) as the
+        first argument so the kernel can redispatch. Registering the same
+        (op, key) twice raises unless ``allow_override=True``.
+        """
+        key = dispatch_key or self.dispatch_key
+        if not key:
+            raise ValueError("impl() needs a dispatch_key (or a default one on the Library)")
+        if not callable(fn) and fn is not _d.FALLTHROUGH:
+            raise TypeError(f"impl(): kernel must be callable, got {type(fn).__name__}")
+        op = self._resolve_op(op_name)
+        fname, bname = parse_dispatch_key(key)
+        reg = _d.Registration(fn, fname, bname, self.owner, with_keyset, self)
+        prev = op._register(reg, allow_override)
+        self._regs.append((op, reg, prev))
+        return fn
+
+    def fallback(self, fn, dispatch_key="", *, allow_override=False):
+        """Register a boxed fallback ``fn(op, keyset, *args)`` for every op at ``dispatch_key``.
+
+        Pass :data:`FALLTHROUGH` to make the key fall through.
+        """
+        key = dispatch_key or self.dispatch_key
+        fname, bname = parse_dispatch_key(key)
+        if fname in ALIAS_KEYS:
+            raise ValueError("fallbacks cannot be registered for alias keys")
+        slot = (fname, bname)
+        prev = _d.FALLBACKS.get(slot)
+        if prev is not None and not allow_override:
+            raise RuntimeError(f"a fallback for '{key}' is already registered by {prev.owner!r}; "
+                               f"pass allow_override=True to replace it")
+        reg = _d.Registration(fn, fname, bname, self.owner, False, self)
+        _d.FALLBACKS[slot] = reg
+        self._fallbacks.append((slot, reg, prev))
+        _d.invalidate_caches()
+
+    def _destroy(self):
+        """Remove everything this library registered."""
+        for op, reg, prev in reversed(self._regs):
+            if prev is not None and prev.library in LIBRARIES and prev.library is not self:
+                op._unregister(reg, prev)
+            else:
+                op._unregister(reg)
+        for slot, reg, prev in reversed(self._fallbacks):
+            if _d.FALLBACKS.get(slot) is reg:
+                if prev is not None and prev.library in LIBRARIES and prev.library is not self:
+                    _d.FALLBACKS[slot] = prev
+                else:
+                    del _d.FALLBACKS[slot]
+        for op in self._ops:
+            _d.undefine_op(op)
+            for other in LIBRARIES:
+                if other is not self:
+                    other._regs = [r for r in other._regs if r[0] is not op]
+        self._regs, self._fallbacks, self._ops = [], [], []
+        if self in LIBRARIES:
+            LIBRARIES.remove(self)
+        _d.invalidate_caches()
+
+
+def destroy_owned_by(owner):
+    for lib in [lib for lib in LIBRARIES if lib.owner == owner]:
+        lib._destroy()
+
+
+def define(qualname_schema, *, lib=None, tags=()):
+    """Function form: ``define("myns::op(Tensor x) -> Tensor")``."""
+    ns, _, schema = qualname_schema.partition("::")
+    lib = lib or Library(ns, "FRAGMENT")
+    return lib.define(schema, tags=tags)
+
+
+def impl(qualname, dispatch_key, fn=None, *, lib=None, **kw):
+    """Function form: ``impl("myns::op", "CPU", fn)`` or as a decorator."""
+    ns = qualname.partition("::")[0]
+
+    def register(f):
+        (lib or Library(ns, "IMPL")).impl(qualname, f, dispatch_key, **kw)
+        return f
+    return register(fn) if fn is not None else register
+

@@ -1,0 +1,163 @@
+"""Data types and PyTorch's type promotion rules.
+
+A ``dtype`` is an immutable singleton naming an element type. Every dtype maps
+to a numpy dtype (bfloat16 comes from ``ml_dtypes``), which is the host
+exchange format for all backends.
+
+Promotion follows PyTorch: categories bool < integer < floating; between
+operands of one priority class (dimensioned tensors, zero-dim tensors, Python
+scalars) types are promoted with :func:`promote_types`, and a lower class only
+matters when it is of a higher category (so ``int32_tensor + 2.5`` gives the
+default float dtype and ``int64_tensor + 2`` stays int64).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import ml_dtypes
+
+__all__ = [
+    "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16",
+    "bfloat16", "float32", "float64", "promote_types", "get_default_dtype",
+    "set_default_dtype", "register_dtype", "all_dtypes",
+]
+
+BOOL, INTEGRAL, FLOATING = 0, 1, 2
+
+
+class dtype:
+    """An element type: ``tensorplug.float32`` and friends.
+
+    Attributes: ``is_floating_point``, ``is_signed``, ``itemsize`` (bytes) and
+    ``np`` (the numpy dtype used for host exchange).
+    """
+
+    __slots__ = ("name", "np", "itemsize", "category", "is_signed", "_rank", "__weakref__")
+
+    def __init__(self, name, np_dtype, category, rank):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.itemsize = self.np.itemsize
+        self.category = category
+        self.is_signed = category != BOOL and name != "uint8"
+        self._rank = rank
+
+    @property
+    def is_floating_point(self):
+        return self.category == FLOATING
+
+    @property
+    def is_complex(self):
+        return False
+
+    def __repr__(self):
+        return f"tensorplug.{self.name}"
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+    def to_numpy(self):
+        """The numpy dtype used to exchange this type with the host."""
+        return self.np
+
+
+bool = dtype("bool", np.bool_, BOOL, 0)
+uint8 = dtype("uint8", np.uint8, INTEGRAL, 1)
+int8 = dtype("int8", np.int8, INTEGRAL, 1)
+int16 = dtype("int16", np.int16, INTEGRAL, 2)
+int32 = dtype("int32", np.int32, INTEGRAL, 3)
+int64 = dtype("int64", np.int64, INTEGRAL, 4)
+float16 = dtype("float16", np.float16, FLOATING, 1)
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, FLOATING, 1)
+float32 = dtype("float32", np.float32, FLOATING, 3)
+float64 = dtype("float64", np.float64, FLOATING, 4)
+
+_BUILTIN = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+_BY_NAME = {d.name: d for d in _BUILTIN}
+_BY_NAME.update({"half": float16, "float": float32, "double": float64, "long": int64,
+                 "int": int32, "short": int16})
+_FROM_NP = {d.np: d for d in _BUILTIN}
+
+
+def _by_name(name):
+    return _BY_NAME[name]
+
+
+def all_dtypes():
+    """Every registered dtype (built-in ones first)."""
+    seen = []
+    for d in _BY_NAME.values():
+        if d not in seen:
+            seen.append(d)
+    return seen
+
+
+def register_dtype(d):
+    """Add a plugin dtype (for instance a quantized int8). Names must be unique."""
+    if d.name in _BY_NAME and _BY_NAME[d.name] is not d:
+        raise ValueError(f"dtype {d.name!r} is already registered")
+    _BY_NAME[d.name] = d
+    _FROM_NP.setdefault(d.np, d)
+
+
+def unregister_dtype(d):
+    if _BY_NAME.get(d.name) is d and d not in _BUILTIN:
+        del _BY_NAME[d.name]
+        if _FROM_NP.get(d.np) is d:
+            del _FROM_NP[d.np]
+
+
+def from_numpy_dtype(npdt):
+    """The tensorplug dtype for a numpy dtype; TypeError for unsupported ones."""
+    try:
+        return _FROM_NP[np.dtype(npdt)]
+    except KeyError:
+        raise TypeError(
+            f"can't convert np.ndarray of type {np.dtype(npdt)}. The only supported types are: "
+            "float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, and bool."
+        ) from None
+
+
+def _promote_uncached(a, b):
+    if a is b:
+        return a
+    if a.category != b.category:
+        hi, lo = (a, b) if a.category > b.category else (b, a)
+        return hi
+    if a.category == FLOATING:
+        if a._rank == b._rank:  # float16 with bfloat16
+            return float32
+        return a if a._rank > b._rank else b
+    # integral: uint8 mixes with a signed type
+    if a is uint8 or b is uint8:
+        other = b if a is uint8 else a
+        return int16 if other is int8 else other
+    return a if a._rank > b._rank else b
+
+
+_PROMOTE = {(a, b): _promote_uncached(a, b) for a in _BUILTIN for b in _BUILTIN}
+
+
+def promote_types(type1, type2):
+    """The smallest dtype to which both ``type1`` and ``type2`` may be cast (PyTorch's lattice)."""
+    try:
+        return _PROMOTE[type1, type2]
+    except KeyError:
+        if not isinstance(type1, dtype) or not isinstance(type2, dtype):
+            raise TypeError(f"promote_types(): expected two dtypes, got {type1!r} and {type2!r}") from None
+        raise TypeError(f"Promotion for {type1} and {type2} is not supported") from None
+
+
+_default = [float32]
+
+
+def get_default_dtype():
+    """The default floating point dtype (float32 unless changed)."""
+    return _default[0]
+
+
+def set_default_dtype(d):
+    """Set the default floating point dtype: float16, bfloat16, float32 or float64."""
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d!r}")
+    _default[0] = d

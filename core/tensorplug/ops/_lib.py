@@ -1,0 +1,48 @@
+"""The core's own operator library: namespace ``tensorplug``, owned by ``core``.
+
+``defop(schema, check=..., composite=..., explicit=...)`` defines an operator
+and returns its entry function (what Tensor methods and other ops call). A
+``composite`` function becomes its CompositeImplicitAutograd kernel (it
+decomposes into other ops, so autograd and every transform apply to the
+pieces); ``explicit`` becomes its CompositeExplicitAutograd kernel (serves
+every backend at the Dense key, but autograd needs a formula of its own).
+"""
+
+from __future__ import annotations
+
+from ..dispatch.library import Library, owner_scope
+
+with owner_scope("core"):
+    LIB = Library("tensorplug", "DEF")
+
+ENTRIES: dict = {}  # schema full name -> entry function
+
+
+def defop(schema, *, check=None, composite=None, explicit=None, tags=()):
+    op = LIB.define(schema, tags=tags, check=check)
+    if composite is not None:
+        LIB.impl(op, composite, "CompositeImplicitAutograd")
+    if explicit is not None:
+        LIB.impl(op, explicit, "CompositeExplicitAutograd")
+    ENTRIES[op.schema.full_name] = op.entry
+    return op.entry
+
+
+def op_of(entry):
+    """The OpOverload behind an entry function."""
+    return entry._op
+
+
+PUBLIC: dict = {}  # name -> function exported as tensorplug.NAME
+
+
+def public(name, fn):
+    """Export ``fn`` as ``tensorplug.<name>``."""
+    PUBLIC[name] = fn
+    return fn
+
+
+def attach(name, fn):
+    """Make ``fn`` the Tensor method ``name`` (each op module attaches its own)."""
+    from ..tensor import Tensor
+    setattr(Tensor, name, fn)

@@ -1,0 +1,1 @@
+"""composite operators (filled in by the composite module owner)."""

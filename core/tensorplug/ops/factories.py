@@ -1,0 +1,236 @@
+"""Tensor factories: tensor, as_tensor, from_numpy, zeros, ones, full, empty, *_like, arange, linspace, eye."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .. import _state
+from ..backend import backend_for
+from ..device import device as _device
+from ..tensor import Tensor, make_tensor
+from . import memory as _mem
+
+__all__ = ["tensor", "as_tensor", "from_numpy", "from_host", "empty", "zeros", "ones", "full", "empty_like",
+           "zeros_like", "ones_like", "full_like", "arange", "linspace", "eye", "scalar_tensor_of"]
+
+
+def _dev(device):
+    if device is None:
+        return _state.default_device
+    if isinstance(device, _device):
+        return device
+    if isinstance(device, int) and not isinstance(device, bool):
+        return _device("cpu", device)
+    return _device(device)
+
+
+def from_host(arr, dtype, device):
+    """A tensor on ``device`` with the values of numpy ``arr`` cast to ``dtype``.
+
+    The array is shared (not copied) when the backend can (cpu) and no cast is needed.
+    """
+    dev = _dev(device)
+    b = backend_for(dev)
+    dev = b.normalize_device(dev)
+    if arr.dtype != dtype.np:
+        arr = arr.astype(dtype.np)
+    return make_tensor(b.from_numpy(arr, dev), dtype, dev, b.ks)
+
+
+def _finish(t, requires_grad):
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _infer_dtype(arr, data):
+    if isinstance(data, np.ndarray) or isinstance(data, np.generic):
+        return _dt.from_numpy_dtype(arr.dtype)
+    k = arr.dtype.kind
+    if k == "b":
+        return _dt.bool
+    if k in "iu":
+        return _dt.int64
+    if k == "f":
+        # numpy scalars nested in lists keep their own precision; Python floats use the default
+        return _dt.get_default_dtype() if arr.dtype == np.float64 else _dt.from_numpy_dtype(arr.dtype)
+    if arr.dtype == object or k in "OUSV":
+        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    return _dt.from_numpy_dtype(arr.dtype)
+
+
+def _to_array(data):
+    if isinstance(data, Tensor):
+        return data._host()
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
+        return np.stack([_to_array(x) for x in data]) if data else np.zeros(0)
+    try:
+        arr = np.asarray(data)
+    except ValueError as e:
+        raise ValueError(f"expected sequence of equal-length sequences: {e}") from None
+    if arr.dtype == object:
+        raise TypeError(f"Could not infer dtype of {type(data).__name__}: ragged or non-numeric data")
+    return arr
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new tensor holding a copy of ``data`` (nested lists, numbers, numpy arrays, tensors)."""
+    if isinstance(data, Tensor):
+        src = data.detach() if hasattr(data, "detach") else data
+        out = src.to(device=_dev(device) if device is not None else src.device,
+                     dtype=dtype or src.dtype, copy=True)
+        return _finish(out, requires_grad)
+    arr = _to_array(data)
+    if isinstance(data, (list, tuple)) and len(data) == 0:
+        arr = np.zeros(0)
+        inferred = _dt.get_default_dtype()
+    elif isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
+        inferred = _dt.from_numpy_dtype(arr.dtype)
+    else:
+        inferred = _infer_dtype(arr, data)
+    d = dtype or inferred
+    if requires_grad and not d.is_floating_point:
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    arr = np.array(arr, dtype=d.np, copy=True, order="C")
+    return _finish(from_host(arr, d, device), requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Like :func:`tensor` but shares memory with ``data`` when dtype and device allow."""
+    if isinstance(data, Tensor):
+        if (dtype is None or dtype is data.dtype) and (device is None or _dev(device) == data.device):
+            return data
+        return data.to(device=_dev(device) if device is not None else data.device, dtype=dtype or data.dtype)
+    if isinstance(data, np.ndarray) and (dtype is None or dtype.np == data.dtype) and _dev(device).type == "cpu":
+        try:
+            return from_numpy(data)
+        except (TypeError, ValueError):
+            pass
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(ndarray):
+    """A CPU tensor sharing memory with ``ndarray`` (no copy)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    d = _dt.from_numpy_dtype(ndarray.dtype)
+    if any(s < 0 for s in ndarray.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative "
+                         "strides are not currently supported. (You can probably work around this by making "
+                         "a copy of your array  with array.copy().) ")
+    if ndarray.dtype.byteorder not in "=|":
+        raise TypeError("given numpy array has byte order different from the native byte order. "
+                        "Conversion between byte orders is currently not supported.")
+    if any(s % ndarray.itemsize for s in ndarray.strides):
+        raise ValueError("given numpy array strides not a multiple of the element byte size. "
+                         "Copy the numpy array to reallocate the memory.")
+    b = backend_for("cpu")
+    return make_tensor(b.from_numpy(ndarray, _device("cpu")), d, _device("cpu"), b.ks)
+
+
+def _size(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    out = []
+    for s in size:
+        if isinstance(s, Tensor):
+            s = int(s)
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
+            raise TypeError(f"size must be a tuple of ints, but got {type(s).__name__}")
+        out.append(int(s))
+    return tuple(out)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, pin_memory=False):
+    """An uninitialised tensor of shape ``size``."""
+    return _finish(_mem.empty(_size(size), dtype=dtype or _dt.get_default_dtype(), device=_dev(device)),
+                   requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """A tensor of shape ``size`` filled with ``fill_value`` (dtype inferred from it if not given)."""
+    return _finish(_mem.full(_size((size,)), fill_value, dtype=dtype, device=_dev(device)), requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    """A tensor of zeros (default float dtype)."""
+    return _finish(_mem.full(_size(size), 0, dtype=dtype or _dt.get_default_dtype(), device=_dev(device)),
+                   requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    """A tensor of ones (default float dtype)."""
+    return _finish(_mem.full(_size(size), 1, dtype=dtype or _dt.get_default_dtype(), device=_dev(device)),
+                   requires_grad)
+
+
+def _like(t, dtype, device):
+    return t.shape, dtype or t.dtype, _dev(device) if device is not None else t.device
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    s, d, dev = _like(input, dtype, device)
+    return _finish(_mem.empty(s, dtype=d, device=dev), requires_grad)
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    s, d, dev = _like(input, dtype, device)
+    return _finish(_mem.full(s, 0, dtype=d, device=dev), requires_grad)
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    s, d, dev = _like(input, dtype, device)
+    return _finish(_mem.full(s, 1, dtype=d, device=dev), requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    s, d, dev = _like(input, dtype, device)
+    return _finish(_mem.full(s, fill_value, dtype=d, device=dev), requires_grad)
+
+
+def _num(x):
+    return x.item() if isinstance(x, Tensor) else x
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless any bound is a float."""
+    start, end, step = _num(start), _num(end), _num(step)
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0 and end != start:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    floaty = any(isinstance(v, float) for v in (start, end, step))
+    d = dtype or (_dt.get_default_dtype() if floaty else _dt.int64)
+    n = max(int(math.ceil((end - start) / step)), 0)
+    arr = (start + np.arange(n, dtype=np.float64) * step) if floaty or d.is_floating_point else \
+        np.arange(start, start + n * step, step, dtype=np.int64)[:n]
+    return _finish(from_host(np.ascontiguousarray(arr), d, device), requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    d = dtype or _dt.get_default_dtype()
+    arr = np.linspace(_num(start), _num(end), steps, dtype=np.float64)
+    if not d.is_floating_point:
+        arr = np.trunc(arr)
+    return _finish(from_host(arr, d, device), requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    """A 2-D tensor with ones on the diagonal."""
+    if n < 0 or (m is not None and m < 0):
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    d = dtype or _dt.get_default_dtype()
+    return _finish(from_host(np.eye(n, m if m is not None else n, dtype=d.np), d, device), requires_grad)
+
+
+def scalar_tensor_of(value, dtype=None, device=None):
+    d = dtype or _dt.get_default_dtype()
+    return from_host(np.array(value, dtype=d.np), d, device)

@@ -1,0 +1,1 @@
+"""indexing operators (filled in by the indexing module owner)."""

@@ -1,0 +1,79 @@
+"""Memory primitives (empty, fill_, copy_) and the composites built on them."""
+
+from __future__ import annotations
+
+from ._lib import defop
+from .promotion import broadcast_shapes
+from ..backend import backend_for
+
+
+def _check_size(size, *rest):
+    for n in size:
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(size)}")
+
+
+def same_device(opname, *tensors):
+    """PyTorch's error when tensors of one op live on different devices."""
+    dev = None
+    for t in tensors:
+        if t is None:
+            continue
+        if dev is None:
+            dev = t._device
+        elif t._device is not dev and not t._wrapped_number:
+            raise RuntimeError(
+                f"Expected all tensors to be on the same device, but found at least two devices, "
+                f"{dev} and {t._device}! (when checking arguments for {opname})")
+
+
+empty = defop("empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+              check=_check_size)
+
+
+def _check_copy(self, src, non_blocking=False):
+    if src._shape != self._shape:
+        b = broadcast_shapes(self._shape, src._shape)
+        if b != self._shape:
+            raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast "
+                               f"shape {list(b)}")
+
+
+copy_ = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", check=_check_copy)
+fill_ = defop("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)")
+
+
+def _to_copy_impl(self, dtype=None, device=None, non_blocking=False):
+    dev = self._device if device is None else backend_for(device).normalize_device(device)
+    out = empty(self._shape, dtype=self._dtype if dtype is None else dtype, device=dev)
+    return copy_(out, self)
+
+
+_to_copy = defop("_to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None, "
+                 "bool non_blocking=False) -> Tensor", explicit=_to_copy_impl)
+
+
+def _clone_impl(self, memory_format=None):
+    return copy_(empty(self._shape, dtype=self._dtype, device=self._device), self)
+
+
+clone = defop("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", explicit=_clone_impl)
+
+
+def _full_impl(size, fill_value, dtype=None, device=None):
+    if dtype is None:
+        from .promotion import scalar_dtype
+        dtype = scalar_dtype(fill_value)
+    return fill_(empty(size, dtype=dtype, device=device), fill_value)
+
+
+full = defop("full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+             check=_check_size, explicit=_full_impl)
+
+
+def _contiguous_impl(self, memory_format=None):
+    return self if self.is_contiguous() else clone(self)
+
+
+contiguous = defop("contiguous(Tensor(a) self, *, MemoryFormat? memory_format=None) -> Tensor(a)",
+                   composite=_contiguous_impl)

@@ -1,0 +1,110 @@
+"""Broadcasting and type promotion, shared by every op and every backend."""
+
+from __future__ import annotations
+
+from .. import dtypes as _dt
+from ..dtypes import promote_types, BOOL, INTEGRAL, FLOATING
+
+__all__ = ["broadcast_shapes", "result_type", "binary_dtype", "scalar_dtype", "check_can_cast"]
+
+
+def broadcast_shapes(*shapes):
+    """The broadcast of ``shapes``, with PyTorch's error on mismatch."""
+    if len(shapes) == 2:
+        a, b = shapes
+        if a == b:
+            return tuple(a)
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        off = ndim - len(s)
+        for i, n in enumerate(s):
+            j = off + i
+            if n < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {tuple(s)}")
+            cur = out[j]
+            if cur == 1:
+                out[j] = n
+            elif n != 1 and n != cur:
+                raise RuntimeError(
+                    f"The size of tensor a ({cur}) must match the size of tensor b ({n}) "
+                    f"at non-singleton dimension {i}")
+    return tuple(out)
+
+
+def scalar_dtype(value):
+    """dtype a Python scalar takes when it stands alone (default float for floats)."""
+    if isinstance(value, bool):
+        return _dt.bool
+    if isinstance(value, int):
+        return _dt.int64
+    if isinstance(value, float):
+        return _dt.get_default_dtype()
+    raise TypeError(f"expected a Tensor or a Python number, got {type(value).__name__}")
+
+
+def _combine(higher, lower):
+    if higher is None:
+        return lower
+    if lower is None or lower.category <= higher.category:
+        return higher
+    return promote_types(higher, lower)
+
+
+def result_type(*operands):
+    """PyTorch's result type of tensors and Python scalars.
+
+    Dimensioned tensors take priority over zero-dim tensors, which take
+    priority over Python scalars (and tensors marked as wrapped numbers); a
+    lower-priority operand only widens the result when it is of a higher
+    category (bool < integer < floating).
+    """
+    dim = zero = wrapped = None
+    for x in operands:
+        d = getattr(x, "_dtype", None)
+        if d is None:
+            if isinstance(x, _dt.dtype):
+                dim = x if dim is None else promote_types(dim, x)
+                continue
+            sd = scalar_dtype(x)
+            wrapped = sd if wrapped is None else _wider_scalar(wrapped, sd)
+        elif x._wrapped_number:
+            sd = d if d.category != FLOATING else _dt.get_default_dtype()
+            wrapped = sd if wrapped is None else _wider_scalar(wrapped, sd)
+        elif x._shape:
+            dim = d if dim is None else promote_types(dim, d)
+        else:
+            zero = d if zero is None else promote_types(zero, d)
+    return _combine(_combine(dim, zero), wrapped) or _dt.get_default_dtype()
+
+
+def _wider_scalar(a, b):
+    return a if a.category >= b.category else b
+
+
+def binary_dtype(a, b):
+    """Result dtype of a binary op on tensors ``a`` and ``b`` (fast when equal)."""
+    da = a._dtype
+    if da is b._dtype:
+        return da
+    return result_type(a, b)
+
+
+def check_can_cast(result, out_dtype):
+    """In-place/out ops: PyTorch refuses to cast float results into integer outputs etc."""
+    if result.category > out_dtype.category:
+        raise RuntimeError(f"result type {_pt_name(result)} can't be cast to the desired output type "
+                           f"{_pt_name(out_dtype)}")
+
+
+_PT_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+             "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+             "bool": "Bool"}
+
+
+def _pt_name(d):
+    return _PT_NAMES.get(d.name, d.name)
+
+
+def category_name(d):
+    return {BOOL: "bool", INTEGRAL: "integer", FLOATING: "floating"}[d.category]

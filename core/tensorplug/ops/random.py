@@ -1,0 +1,1 @@
+"""random operators (filled in by the random module owner)."""

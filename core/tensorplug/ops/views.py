@@ -1,0 +1,392 @@
+"""View operators: metadata changes over shared storage.
+
+Every view op is CompositeExplicitAutograd over one backend primitive,
+``as_strided``: the core computes the new shape, strides and offset (and
+raises PyTorch's errors), the backend only builds a native view. A backend may
+still register faster kernels for individual view ops.
+"""
+
+from __future__ import annotations
+
+from ._lib import defop
+from ..tensor import _wrap_dim
+
+
+def _infer_size(size, numel):
+    size = list(size)
+    neg = [i for i, s in enumerate(size) if s == -1]
+    if len(neg) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    for s in size:
+        if s < -1:
+            raise RuntimeError(f"invalid shape dimension {s}")
+    known = 1
+    for i, s in enumerate(size):
+        if i not in neg:
+            known *= s
+    if neg:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(size)}' is invalid for input of size {numel}")
+        size[neg[0]] = numel // known
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(size)}' is invalid for input of size {numel}")
+    return tuple(size)
+
+
+def _view_strides(oldshape, oldstride, newshape):
+    """Strides for viewing (oldshape, oldstride) as newshape, or None (PyTorch's computeStride)."""
+    numel = 1
+    for s in oldshape:
+        numel *= s
+    if numel == 0:
+        if oldshape == newshape:
+            return tuple(oldstride)
+        out, st = [0] * len(newshape), 1
+        for i in range(len(newshape) - 1, -1, -1):
+            out[i] = st
+            st *= max(newshape[i], 1)
+        return tuple(out)
+    newstride = [0] * len(newshape)
+    view_d = len(newshape) - 1
+    chunk_base_stride = oldstride[-1] if oldstride else 1
+    tensor_numel = 1
+    view_numel = 1
+    for tensor_d in range(len(oldshape) - 1, -1, -1):
+        tensor_numel *= oldshape[tensor_d]
+        if tensor_d == 0 or (oldshape[tensor_d - 1] != 1 and
+                             oldstride[tensor_d - 1] != tensor_numel * chunk_base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or newshape[view_d] == 1):
+                newstride[view_d] = view_numel * chunk_base_stride
+                view_numel *= newshape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = oldstride[tensor_d - 1]
+                tensor_numel = 1
+                view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(newstride)
+
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+# -- the primitive ------------------------------------------------------------
+def _check_as_strided(self, size, stride, storage_offset=None):
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape: {len(size)} vs {len(stride)}")
+    for n in size:
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(size)}")
+    for s in stride:
+        if s < 0:
+            raise RuntimeError("as_strided: Negative strides are not supported at the moment, "
+                               f"got strides: {list(stride)}")
+    if storage_offset is not None and storage_offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {storage_offset}")
+
+
+as_strided = defop("as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None)"
+                   " -> Tensor(a)", check=_check_as_strided)
+
+
+def _restride(self, size, stride, extra_offset=0):
+    return as_strided(self, size, stride, self.storage_offset() + extra_offset)
+
+
+# -- view family --------------------------------------------------------------
+def _view_impl(self, size):
+    size = _infer_size(size, self.numel())
+    st = _view_strides(self._shape, self.stride(), size)
+    if st is None:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
+                           "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+    return _restride(self, size, st)
+
+
+view = defop("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", explicit=_view_impl)
+
+
+def _reshape_impl(self, shape):
+    size = _infer_size(shape, self.numel())
+    st = _view_strides(self._shape, self.stride(), size)
+    if st is not None:
+        return view(self, size)
+    from .memory import clone
+    return view(clone(self), size)
+
+
+reshape = defop("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", composite=_reshape_impl)
+
+
+def _permute_impl(self, dims):
+    n = len(self._shape)
+    if len(dims) != n:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match "
+                           f"the length of the desired ordering of dimensions i.e. input.dim() = {n} is not "
+                           f"equal to len(dims) = {len(dims)}")
+    d = [_wrap_dim(x, n) for x in dims]
+    if len(set(d)) != n:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    st = self.stride()
+    return _restride(self, tuple(self._shape[i] for i in d), tuple(st[i] for i in d))
+
+
+permute = defop("permute(Tensor(a) self, int[] dims) -> Tensor(a)", explicit=_permute_impl)
+
+
+def _transpose_impl(self, dim0, dim1):
+    n = len(self._shape)
+    if n == 0:
+        _wrap_dim(dim0, 0), _wrap_dim(dim1, 0)
+        return alias(self)
+    dims = list(range(n))
+    a, b = _wrap_dim(dim0, n), _wrap_dim(dim1, n)
+    dims[a], dims[b] = dims[b], dims[a]
+    return permute(self, dims)
+
+
+transpose = defop("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", composite=_transpose_impl)
+
+
+def _t_impl(self):
+    n = len(self._shape)
+    if n > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {n}D")
+    return transpose(self, 0, 1) if n == 2 else alias(self)
+
+
+t = defop("t(Tensor(a) self) -> Tensor(a)", composite=_t_impl)
+
+
+def _alias_impl(self):
+    return _restride(self, self._shape, self.stride())
+
+
+alias = defop("alias(Tensor(a) self) -> Tensor(a)", explicit=_alias_impl)
+
+
+def _expand_impl(self, size, implicit=False):
+    n, m = len(self._shape), len(size)
+    if m < n:
+        raise RuntimeError(f"expand({self._dtype}{{{list(self._shape)}}}, size=[{', '.join(map(str, size))}]): "
+                           f"the number of sizes provided ({m}) must be greater or equal to the number of "
+                           f"dimensions in the tensor ({n})")
+    st = self.stride()
+    out_size, out_stride = [], []
+    for i in range(m):
+        j = i - (m - n)
+        want = size[i]
+        if j < 0:
+            if want < 0:
+                raise RuntimeError(f"The expanded size of the tensor ({want}) isn't allowed in a leading, "
+                                   f"non-existing dimension {i}")
+            out_size.append(want)
+            out_stride.append(0)
+            continue
+        have = self._shape[j]
+        if want == -1:
+            want = have
+        if have == want:
+            out_size.append(have)
+            out_stride.append(st[j])
+        elif have == 1:
+            out_size.append(want)
+            out_stride.append(0)
+        else:
+            raise RuntimeError(f"The expanded size of the tensor ({want}) must match the existing size ({have}) "
+                               f"at non-singleton dimension {i}.  Target sizes: {list(size)}.  "
+                               f"Tensor sizes: {list(self._shape)}")
+    return _restride(self, tuple(out_size), tuple(out_stride))
+
+
+expand = defop("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
+               explicit=_expand_impl)
+
+
+def _squeeze_impl(self, dim=None):
+    n = len(self._shape)
+    if dim is None:
+        dims = [i for i, s in enumerate(self._shape) if s == 1]
+    else:
+        dims = [_wrap_dim(d, n) for d in dim]
+        dims = [d for d in dims if n and self._shape[d] == 1]
+    st = self.stride()
+    keep = [i for i in range(n) if i not in dims]
+    return _restride(self, tuple(self._shape[i] for i in keep), tuple(st[i] for i in keep))
+
+
+squeeze = defop("squeeze.dims(Tensor(a) self, int[]? dim=None) -> Tensor(a)", explicit=_squeeze_impl)
+
+
+def _unsqueeze_impl(self, dim):
+    n = len(self._shape)
+    d = _wrap_dim(dim, n + 1)
+    shape, st = list(self._shape), list(self.stride())
+    new_st = st[d] * shape[d] if d < n else 1
+    shape.insert(d, 1)
+    st.insert(d, new_st)
+    return _restride(self, tuple(shape), tuple(st))
+
+
+unsqueeze = defop("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", explicit=_unsqueeze_impl)
+
+
+def _select_impl(self, dim, index):
+    n = len(self._shape)
+    if n == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, n)
+    size = self._shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
+    if index < 0:
+        index += size
+    st = self.stride()
+    return _restride(self, self._shape[:d] + self._shape[d + 1:], st[:d] + st[d + 1:], index * st[d])
+
+
+select = defop("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", explicit=_select_impl)
+
+
+def _slice_impl(self, dim=0, start=None, end=None, step=1):
+    n = len(self._shape)
+    if n == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, n)
+    if step <= 0:
+        raise ValueError("slice step must be positive")
+    size = self._shape[d]
+    start = 0 if start is None else start
+    end = size if end is None else end
+    if start < 0:
+        start += size
+    if end < 0:
+        end += size
+    start = min(max(start, 0), size)
+    end = min(max(end, start), size)
+    length = (end - start + step - 1) // step
+    st = self.stride()
+    shape = self._shape[:d] + (length,) + self._shape[d + 1:]
+    stride = st[:d] + (st[d] * step,) + st[d + 1:]
+    return _restride(self, shape, stride, start * st[d] if length else 0)
+
+
+slice = defop("slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1)"
+              " -> Tensor(a)", explicit=_slice_impl)
+
+
+def _narrow_impl(self, dim, start, length):
+    n = len(self._shape)
+    if n == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, n)
+    size = self._shape[d]
+    if start < 0:
+        start += size
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if not 0 <= start <= size or start + length > size:
+        raise IndexError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return slice(self, d, start, start + length)
+
+
+narrow = defop("narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)",
+               composite=_narrow_impl)
+
+
+def _flatten_impl(self, start_dim=0, end_dim=-1):
+    n = len(self._shape)
+    if n == 0:
+        return reshape(self, (1,))
+    s, e = _wrap_dim(start_dim, n), _wrap_dim(end_dim, n)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return self
+    shape = self._shape[:s] + (_numel(self._shape[s:e + 1]),) + self._shape[e + 1:]
+    return reshape(self, shape)
+
+
+flatten = defop("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
+                composite=_flatten_impl)
+
+
+def _unflatten_impl(self, dim, sizes):
+    n = len(self._shape)
+    d = _wrap_dim(dim, n)
+    sizes = _infer_size(sizes, self._shape[d]) if self._shape[d] or -1 not in sizes else tuple(sizes)
+    return view(self, self._shape[:d] + tuple(sizes) + self._shape[d + 1:])
+
+
+unflatten = defop("unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)",
+                  composite=_unflatten_impl)
+
+
+def _diagonal_impl(self, offset=0, dim1=0, dim2=1):
+    n = len(self._shape)
+    a, b = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
+    if a == b:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    st = self.stride()
+    if offset >= 0:
+        length = max(min(self._shape[a], self._shape[b] - offset), 0)
+        extra = offset * st[b]
+    else:
+        length = max(min(self._shape[a] + offset, self._shape[b]), 0)
+        extra = -offset * st[a]
+    if length == 0:
+        extra = 0
+    keep = [i for i in range(n) if i not in (a, b)]
+    shape = tuple(self._shape[i] for i in keep) + (length,)
+    stride = tuple(st[i] for i in keep) + (st[a] + st[b],)
+    return _restride(self, shape, stride, extra)
+
+
+diagonal = defop("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
+                 explicit=_diagonal_impl)
+
+
+def _unfold_impl(self, dimension, size, step):
+    n = len(self._shape)
+    d = _wrap_dim(dimension, n) if n else 0
+    dsize = self._shape[d] if n else 1
+    if size > dsize:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {dsize} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    st = self.stride() if n else (1,)
+    count = (dsize - size) // step + 1
+    shape = list(self._shape) + [size]
+    stride = list(st) + [st[d] if n else 1]
+    if n:
+        shape[d] = count
+        stride[d] = st[d] * step
+    return _restride(self, tuple(shape), tuple(stride))
+
+
+unfold = defop("unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)", explicit=_unfold_impl)
+
+
+def movedim(self, source, destination):
+    """Move dims ``source`` to positions ``destination`` (ints or sequences)."""
+    n = len(self._shape)
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain "
+                           f"the same number of dims as destination ({dst} dims)")
+    src = [_wrap_dim(s, n) for s in src]
+    dst = [_wrap_dim(s, n) for s in dst]
+    order = [None] * n
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(i for i in range(n) if i not in src)
+    order = [o if o is not None else next(rest) for o in order]
+    return permute(self, order)

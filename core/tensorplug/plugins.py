@@ -1,0 +1,266 @@
+"""The plugin manager: discovery, enable/disable and the listing.
+
+Plugins are found through entry points in the group ``tensorplug.plugins``
+when ``tensorplug`` is imported. ``TENSORPLUG_LOAD_PLUGINS`` (a comma list;
+empty means none) restricts which are enabled and
+``TENSORPLUG_DISABLE_PLUGINS`` removes names from that. At run time
+:func:`enable`, :func:`disable` and :func:`list` manage them; :func:`register`
+adds an in-process plugin object (what tests use).
+
+A plugin that raises while loading is marked ``failed`` with its error and a
+warning; ``import tensorplug`` still works.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import traceback
+import warnings
+from importlib import metadata
+
+import pluggy
+
+from . import hookspecs
+from . import dtypes as _dt
+from .backend import BACKENDS
+from .dispatch import dispatcher as _d
+from .dispatch.keys import REGISTRY, Dense
+from .dispatch.library import Library, owner_scope, destroy_owned_by, LIBRARIES
+
+ENTRY_POINT_GROUP = "tensorplug.plugins"
+
+_pm = pluggy.PluginManager("tensorplug")
+_pm.add_hookspecs(hookspecs)
+
+NAMESPACE: dict = {}   # public name -> object, from enabled plugins
+NAMESPACE_OWNER: dict = {}
+
+# Where a user gets the plugins the core knows of by name, for error messages.
+KNOWN_PLUGINS = {
+    "cpu": "tensorplug-cpu", "cuda": "tensorplug-cuda", "openreg": "tensorplug-openreg",
+    "vmap": "tensorplug-vmap", "autocast": "tensorplug-autocast",
+    "quantize": "tensorplug-quantize", "profiler": "tensorplug-profiler",
+}
+_d.BACKEND_PROVIDERS.update({"CPU": ("cpu", "tensorplug-cpu"), "CUDA": ("cuda", "tensorplug-cuda"),
+                             "openreg": ("openreg", "tensorplug-openreg")})
+
+
+class PluginInfo:
+    """What the listing shows about one plugin."""
+
+    def __init__(self, name, dist=None, version=None, entry_point=None, obj=None):
+        self.name = name
+        self.dist = dist
+        self.version = version
+        self.entry_point = entry_point
+        self.obj = obj
+        self.state = "disabled"
+        self.error = None
+        self.keys: list = []
+        self.backends: list = []
+        self.dtypes: list = []
+        self.names: list = []
+
+    @property
+    def kernel_count(self):
+        return sum(len(lib._regs) + len(lib._fallbacks) for lib in LIBRARIES if lib.owner == self.name)
+
+    def as_dict(self):
+        return {"name": self.name, "distribution": self.dist, "version": self.version, "state": self.state,
+                "keys": builtins.list(self.keys), "backends": builtins.list(self.backends),
+                "kernels": self.kernel_count, "namespace": builtins.list(self.names), "error": self.error}
+
+    def __repr__(self):
+        return f"<plugin {self.name} {self.state}>"
+
+
+_PLUGINS: dict = {}
+
+
+def _env_list(var):
+    v = os.environ.get(var)
+    if v is None:
+        return None
+    return [x.strip() for x in v.split(",") if x.strip()]
+
+
+def discover():
+    """Find entry-point plugins and enable those the environment selects."""
+    try:
+        eps = metadata.entry_points(group=ENTRY_POINT_GROUP)
+    except Exception as e:  # a broken environment must not break import
+        warnings.warn(f"tensorplug: could not read entry points: {e}")
+        return
+    load = _env_list("TENSORPLUG_LOAD_PLUGINS")
+    disable_ = set(_env_list("TENSORPLUG_DISABLE_PLUGINS") or ())
+    for ep in sorted(eps, key=lambda e: e.name):
+        if ep.name in _PLUGINS:
+            continue
+        dist = getattr(ep, "dist", None)
+        info = PluginInfo(ep.name, dist.metadata["Name"] if dist else None,
+                          dist.version if dist else None, entry_point=ep)
+        _PLUGINS[ep.name] = info
+    for name in sorted(_PLUGINS):
+        if (load is None or name in load) and name not in disable_:
+            enable(name, _warn=True)
+
+
+def register(obj, name, *, enable_now=True):
+    """Add an in-process plugin (an object or module with hook implementations)."""
+    if name in _PLUGINS:
+        raise ValueError(f"a plugin named {name!r} is already known")
+    _PLUGINS[name] = PluginInfo(name, obj=obj, version=getattr(obj, "__version__", None))
+    if enable_now:
+        enable(name)
+    return _PLUGINS[name]
+
+
+def forget(name):
+    """Disable and drop an in-process plugin from the listing."""
+    if name in _PLUGINS:
+        disable(name)
+        del _PLUGINS[name]
+
+
+def _call(name, hook, **kwargs):
+    caller = getattr(_pm.hook, hook)
+    out = []
+    for impl in caller.get_hookimpls():
+        if impl.plugin_name == name:
+            res = impl.function(**kwargs)
+            if res is not None:
+                out.append(res)
+    return out
+
+
+def enable(name, _warn=False):
+    """Enable plugin ``name``: register its keys, dtypes, backends, kernels and names.
+
+    Raises if it fails (after undoing what it registered), except during
+    discovery, where the failure becomes a warning and a ``failed`` entry.
+    """
+    info = _PLUGINS.get(name)
+    if info is None:
+        raise ValueError(f"unknown plugin {name!r}; known: {sorted(_PLUGINS)}")
+    if info.state == "enabled":
+        return info
+    try:
+        obj = info.obj
+        if obj is None:
+            obj = info.obj = info.entry_point.load()
+        _pm.register(obj, name)
+        with owner_scope(name):
+            for res in _call(name, "tensorplug_functionality_keys"):
+                for key in res:
+                    key.owner = name
+                    REGISTRY.add_functionality(key)
+                    info.keys.append(key.name)
+            for res in _call(name, "tensorplug_dtypes"):
+                for d in res:
+                    _dt.register_dtype(d)
+                    info.dtypes.append(d)
+            for res in _call(name, "tensorplug_backends"):
+                for b in res:
+                    _add_backend(name, info, b)
+            _call(name, "tensorplug_register_kernels", library=_library_factory)
+            for res in _call(name, "tensorplug_namespace"):
+                for pub, value in res.items():
+                    if pub in NAMESPACE_OWNER:
+                        raise ValueError(f"name {pub!r} is already provided by plugin {NAMESPACE_OWNER[pub]!r}")
+                    NAMESPACE[pub] = value
+                    NAMESPACE_OWNER[pub] = name
+                    info.names.append(pub)
+    except Exception as e:
+        _undo(name, info)
+        info.state = "failed"
+        info.error = f"{type(e).__name__}: {e}"
+        info.traceback = traceback.format_exc()
+        if _warn:
+            warnings.warn(f"tensorplug: plugin {name!r} failed to load and is skipped: {info.error}",
+                          RuntimeWarning, stacklevel=2)
+            return info
+        raise
+    info.state = "enabled"
+    info.error = None
+    return info
+
+
+def _library_factory(ns, kind="IMPL", dispatch_key=""):
+    return Library(ns, kind, dispatch_key)
+
+
+def _add_backend(plugin, info, b):
+    if b.name in BACKENDS:
+        raise ValueError(f"device type {b.name!r} is already served by plugin {BACKENDS[b.name].owner!r}")
+    comp = REGISTRY.add_backend(b.key_name, record=b, slot=b.slot)
+    b.bit = comp.bit
+    b.ks = comp.bit | Dense.bit
+    b.owner = plugin
+    BACKENDS[b.name] = b
+    _d.BACKEND_PROVIDERS[b.key_name] = (plugin, info.dist or KNOWN_PLUGINS.get(plugin, plugin))
+    info.backends.append(b.name)
+
+
+def _undo(name, info):
+    destroy_owned_by(name)
+    for pub in info.names:
+        NAMESPACE.pop(pub, None)
+        NAMESPACE_OWNER.pop(pub, None)
+    for bname in info.backends:
+        b = BACKENDS.pop(bname, None)
+        if b is not None:
+            REGISTRY.remove_backend(b.key_name)
+    for d in info.dtypes:
+        _dt.unregister_dtype(d)
+    for k in info.keys:
+        if k in REGISTRY.functionality:
+            REGISTRY.remove_functionality(k)
+    info.names, info.backends, info.dtypes, info.keys = [], [], [], []
+    if _pm.get_plugin(name) is not None:
+        _pm.unregister(name=name)
+    _d.invalidate_caches()
+
+
+def disable(name):
+    """Disable plugin ``name``: its keys, backends, kernels and public names disappear."""
+    info = _PLUGINS.get(name)
+    if info is None:
+        raise ValueError(f"unknown plugin {name!r}; known: {sorted(_PLUGINS)}")
+    if info.state == "enabled":
+        _undo(name, info)
+    info.state = "disabled"
+    return info
+
+
+def list():
+    """Every known plugin (enabled, disabled or failed), as :class:`PluginInfo` records."""
+    return [_PLUGINS[k] for k in sorted(_PLUGINS)]
+
+
+def get(name):
+    return _PLUGINS[name]
+
+
+def is_enabled(name):
+    info = _PLUGINS.get(name)
+    return info is not None and info.state == "enabled"
+
+
+def missing_name_error(name):
+    """AttributeError for ``tensorplug.NAME`` that a plugin would provide."""
+    owner = {"vmap": "vmap", "autocast": "autocast", "profiler": "profiler", "quantization": "quantize",
+             "openreg": "openreg", "cuda": "cuda"}.get(name)
+    if owner is None:
+        return AttributeError(f"module 'tensorplug' has no attribute {name!r}")
+    dist = KNOWN_PLUGINS[owner]
+    info = _PLUGINS.get(owner)
+    if info is None:
+        how = f"install it with 'pip install {dist}'"
+    elif info.state == "failed":
+        how = f"it failed to load: {info.error}"
+    else:
+        how = (f"it is installed but disabled; enable it with tensorplug.plugins.enable({owner!r}) "
+               f"or check TENSORPLUG_LOAD_PLUGINS / TENSORPLUG_DISABLE_PLUGINS")
+    return AttributeError(f"tensorplug.{name} is provided by the plugin {owner!r} ({dist}): {how}")
+

@@ -1,0 +1,314 @@
+"""The Tensor: metadata over a backend's native strided array.
+
+A tensor holds five hot fields in slots: ``_data`` (the backend's native
+array, already viewed with the tensor's shape and strides), ``_shape``,
+``_dtype``, ``_device`` and ``_ks`` (its dispatch key set). Everything else
+(storage and version counter, autograd state, view base) lives in the
+instance dict with class-level defaults, so creating a result tensor costs
+five slot stores.
+
+The :class:`Storage` (root buffer plus the version counter shared by all
+views) is created lazily the first time a view is taken or an in-place op
+bumps the version, so ordinary results never pay for it.
+"""
+
+from __future__ import annotations
+
+from . import dtypes as _dt
+from .backend import BACKENDS, backend_for
+from .device import device as _device
+
+
+class Storage:
+    """The memory a tensor and its views share, with their version counter."""
+
+    __slots__ = ("root", "device", "version", "__weakref__")
+
+    def __init__(self, root, device):
+        self.root = root
+        self.device = device
+        self.version = 0
+
+    def nbytes(self):
+        return BACKENDS[self.device.type].storage_nbytes(self.root)
+
+
+_new = object.__new__
+
+
+class Tensor:
+    """A multi-dimensional array on a device, with PyTorch's API.
+
+    Create tensors with factories (``tensorplug.tensor``, ``zeros``,
+    ``arange``...) rather than this class.
+    """
+
+    __slots__ = ("_data", "_shape", "_dtype", "_device", "_ks", "__dict__", "__weakref__")
+
+    # rarely-set state: class defaults, instance dict when set
+    _storage = None
+    _storage_offset0 = None
+    _base = None
+    _requires_grad = False
+    _grad = None
+    _grad_fn = None
+    _retains_grad = False
+    _wrapped_number = False
+    _backward_hooks = None
+    _output_nr = 0
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("use tensorplug.tensor(...), tensorplug.empty(...) or another factory to create tensors")
+
+    # -- metadata -------------------------------------------------------------
+    @property
+    def shape(self):
+        return self._shape
+
+    def size(self, dim=None):
+        if dim is None:
+            return self._shape
+        return self._shape[_wrap_dim(dim, len(self._shape))]
+
+    def dim(self):
+        return len(self._shape)
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return len(self._shape)
+
+    def numel(self):
+        n = 1
+        for s in self._shape:
+            n *= s
+        return n
+
+    nelement = numel
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def is_cpu(self):
+        return self._device.type == "cpu"
+
+    @property
+    def is_cuda(self):
+        return self._device.type == "cuda"
+
+    def element_size(self):
+        return self._dtype.itemsize
+
+    def is_floating_point(self):
+        return self._dtype.is_floating_point
+
+    def is_complex(self):
+        return False
+
+    def stride(self, dim=None):
+        st = BACKENDS[self._device.type].strides(self._data)
+        if dim is None:
+            return st
+        return st[_wrap_dim(dim, len(self._shape))]
+
+    def storage_offset(self):
+        return BACKENDS[self._device.type].storage(self._data)[1]
+
+    def is_contiguous(self, memory_format=None):
+        return _is_contiguous(self._shape, self.stride())
+
+    def untyped_storage(self):
+        return self._get_storage()
+
+    def data_ptr(self):
+        b = BACKENDS[self._device.type]
+        root, off = b.storage(self._data)
+        return id(root) + off * self._dtype.itemsize
+
+    def _get_storage(self):
+        st = self._storage
+        if st is None:
+            root, _ = BACKENDS[self._device.type].storage(self._data)
+            st = self._storage = Storage(root, self._device)
+        return st
+
+    @property
+    def _version(self):
+        st = self._storage
+        return 0 if st is None else st.version
+
+    @property
+    def is_leaf(self):
+        return self._grad_fn is None
+
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got {type(value).__name__}")
+            if value._shape != self._shape:
+                raise RuntimeError(f"assigned grad has data of a different size: {value._shape} vs {self._shape}")
+        self._grad = value
+
+    @property
+    def is_view(self):
+        return self._base is not None
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    def __hash__(self):
+        return id(self)
+
+    def __bool__(self):
+        if self.numel() != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __index__(self):
+        if self._dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    # -- host exchange ---------------------------------------------------------
+    def numpy(self, *, force=False):
+        """The values as a numpy array; zero-copy (sharing memory) on CPU."""
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        if self._device.type != "cpu" and not force:
+            raise TypeError(f"can't convert {self._device.type} device type tensor to numpy. "
+                            "Use Tensor.cpu() to copy the tensor to host memory first.")
+        return BACKENDS[self._device.type].to_numpy(self._data)
+
+    def _host(self):
+        """Values as a numpy array, from any device (copying if needed)."""
+        return BACKENDS[self._device.type].to_numpy(self._data)
+
+    def tolist(self):
+        return self._host().tolist()
+
+    def item(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+        return self._host().reshape(()).item()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def __repr__(self):
+        from ._printing import tensor_repr
+        return tensor_repr(self)
+
+    def __format__(self, spec):
+        if not self._shape:
+            return format(self.item(), spec)
+        return repr(self)
+
+    def __iter__(self):
+        if not self._shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._shape[0]))
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (self._host().copy(), self._dtype.name, str(self._device), self._requires_grad))
+
+    def __dlpack__(self, stream=None, **kwargs):
+        if self._device.type != "cpu":
+            raise BufferError(f"__dlpack__ is only supported for cpu tensors, not {self._device.type}")
+        return self._data.__dlpack__(**({"stream": stream} if stream is not None else {}))
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def _rebuild(arr, dtype_name, dev, requires_grad):
+    from .ops.factories import from_host
+    t = from_host(arr, _dt._by_name(dtype_name), _device(dev))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _wrap_dim(dim, ndim):
+    """Normalize a possibly negative dim, with PyTorch's IndexError."""
+    n = ndim if ndim > 0 else 1
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def _is_contiguous(shape, strides):
+    expected = 1
+    for size, st in zip(reversed(shape), reversed(strides)):
+        if size == 1:
+            continue
+        if st != expected:
+            return False
+        expected *= size
+    return True
+
+
+def make_tensor(native, dtype, device, ks):
+    """Wrap a backend's native array as a fresh tensor (no storage shared yet)."""
+    t = _new(Tensor)
+    t._data = native
+    t._shape = tuple(native.shape)
+    t._dtype = dtype
+    t._device = device
+    t._ks = ks
+    return t
+
+
+def make_view(src, native, dtype=None):
+    """Wrap ``native``, a view of ``src``'s memory, sharing its storage and version counter."""
+    t = _new(Tensor)
+    t._data = native
+    t._shape = tuple(native.shape)
+    t._dtype = src._dtype if dtype is None else dtype
+    t._device = src._device
+    t._ks = src._ks & ~_AUTOGRAD_BIT[0]
+    t._storage = src._get_storage()
+    t._base = src if src._base is None else src._base
+    return t
+
+
+_AUTOGRAD_BIT = [0]
+
+
+def _init_autograd_bit():
+    from .dispatch.keys import Autograd
+    _AUTOGRAD_BIT[0] = Autograd.bit
+
+
+_init_autograd_bit()
+
+__all__ = ["Tensor", "Storage", "make_tensor", "make_view", "backend_for"]

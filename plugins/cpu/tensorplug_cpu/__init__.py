@@ -1,0 +1,45 @@
+"""tensorplug-cpu: the CPU backend, with kernels on numpy.
+
+Hook implementations only; the backend record is in ``backend.py`` and the
+kernels in the modules beside it, each exporting a ``KERNELS`` table
+``{op overload name: kernel}``.
+"""
+
+from __future__ import annotations
+
+import tensorplug
+
+from .backend import CPUBackend
+from . import kernels, elementwise, reductions, indexing, random
+
+__version__ = "0.1.0"
+
+KERNEL_MODULES = (kernels, elementwise, reductions, indexing, random)
+
+
+def all_kernels():
+    table = {}
+    for mod in KERNEL_MODULES:
+        for name, fn in mod.KERNELS.items():
+            if name in table:
+                raise RuntimeError(f"two CPU kernels for {name}")
+            table[name] = fn
+    return table
+
+
+@tensorplug.hookimpl
+def tensorplug_backends():
+    return [CPUBackend()]
+
+
+@tensorplug.hookimpl
+def tensorplug_register_kernels(library):
+    kernels.KS[0] = tensorplug.backend.BACKENDS["cpu"].ks
+    lib = library("tensorplug", "IMPL", "CPU")
+    for name, fn in all_kernels().items():
+        lib.impl(name, fn)
+
+
+@tensorplug.hookimpl
+def tensorplug_conformance():
+    return {"backend": "cpu"}

@@ -1,0 +1,67 @@
+"""The CPU backend record: memory is numpy; a tensor's native value is an ndarray view."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tensorplug
+from tensorplug.backend import Backend
+
+CPU = tensorplug.device("cpu")
+
+
+def _root(arr):
+    base = arr
+    while isinstance(base.base, np.ndarray):
+        base = base.base
+    return base
+
+
+def _addr(arr):
+    return arr.__array_interface__["data"][0]
+
+
+class CPUBackend(Backend):
+    """Host memory through numpy. Views are numpy views of one root array."""
+
+    name = "cpu"
+    key_name = "CPU"
+    slot = 0
+
+    def normalize_device(self, dev):
+        if dev.index not in (None, 0):
+            raise RuntimeError(f"CPU device index must be 0, got {dev.index}")
+        return CPU
+
+    def empty(self, shape, dtype, device):
+        return np.empty(shape, dtype=dtype.np)
+
+    def from_numpy(self, array, device):
+        return array
+
+    def to_numpy(self, native):
+        return native
+
+    def strides(self, native):
+        isz = native.itemsize
+        return tuple(s // isz for s in native.strides)
+
+    def storage(self, native):
+        root = _root(native)
+        return root, (_addr(native) - _addr(root)) // native.itemsize
+
+    def as_strided(self, root, shape, strides, offset, dtype):
+        isz = dtype.itemsize
+        buf = root if root.flags.c_contiguous or root.flags.f_contiguous else None
+        if buf is None:
+            raise RuntimeError("as_strided on a non-contiguous root buffer is not supported")
+        flat = buf.reshape(-1, order="A").view(np.uint8)
+        return np.ndarray(shape, dtype=dtype.np, buffer=flat, offset=offset * isz,
+                          strides=tuple(s * isz for s in strides))
+
+    def storage_nbytes(self, root):
+        return root.nbytes
+
+    def manual_seed(self, seed):
+        from . import kernels
+        kernels.seed(seed)

@@ -1,0 +1,3 @@
+"""CPU indexing kernels on numpy."""
+
+KERNELS = {}
