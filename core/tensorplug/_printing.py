@@ -1,85 +1,200 @@
-"""``repr`` of tensors, close to PyTorch's ``tensor([...])`` format."""
+"""``repr`` of tensors in PyTorch's ``tensor([...])`` format.
+
+The layout follows PyTorch's ``_tensor_str``: one formatter per tensor picks
+integer mode (``1.``), fixed point (``1.0000``) or scientific notation
+(``1.0000e-05``) from the nonzero finite values and pads every element to a
+common width; rows wrap at ``linewidth``; tensors with more than
+``threshold`` elements print only ``edgeitems`` at each edge with ``...``.
+Formatting works on a host numpy copy of just the elements shown.
+"""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from . import dtypes as _dt
 
-_OPTS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
+_DEFAULTS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
+_PROFILES = {"default": {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80},
+             "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},
+             "full": {"precision": 4, "threshold": math.inf, "edgeitems": 3, "linewidth": 80}}
+_OPTS = dict(_DEFAULTS)
 
 
-def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, sci_mode=None):
-    """Set how tensors print (same keywords as PyTorch)."""
-    for k, v in dict(precision=precision, threshold=threshold, edgeitems=edgeitems,
-                     linewidth=linewidth).items():
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,
+                     sci_mode=None):
+    """Set how tensors print (PyTorch's keywords).
+
+    ``profile`` is ``"default"``, ``"short"`` or ``"full"`` (never summarise);
+    the other keywords override it. ``sci_mode`` True/False forces or forbids
+    scientific notation; None (the default, reset by every call) chooses
+    automatically.
+    """
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"unknown print profile {profile!r}; expected one of {sorted(_PROFILES)}")
+        _OPTS.update(_PROFILES[profile])
+    for k, v in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
+                 ("linewidth", linewidth)):
         if v is not None:
             _OPTS[k] = v
     _OPTS["sci_mode"] = sci_mode
 
 
-def _fmt_floats(flat):
-    finite = flat[np.isfinite(flat)]
-    p = _OPTS["precision"]
-    if finite.size and np.all(finite == np.round(finite)) and np.max(np.abs(finite), initial=0) < 1e8:
-        return lambda v: ("nan" if np.isnan(v) else ("inf" if v > 0 else "-inf")) if not np.isfinite(v) \
-            else f"{v:.0f}."
-    amax = np.max(np.abs(finite), initial=0) if finite.size else 0
-    amin = np.min(np.abs(finite[finite != 0]), initial=amax) if finite.size else 0
-    sci = _OPTS["sci_mode"]
-    if sci is None:
-        sci = amax >= 1e8 or (amin != 0 and amin < 1e-4) or (amin != 0 and amax / amin > 1000)
-    if sci:
-        return lambda v: f"{v:.{p}e}"
-    return lambda v: f"{v:.{p}f}"
+def get_printoptions():
+    """The current print options as a dict."""
+    return dict(_OPTS)
 
 
-def _format(arr, dtype):
+class _Formatter:
+    """Chooses one notation and width for all elements of a tensor (PyTorch's ``_Formatter``)."""
+
+    def __init__(self, values, floating):
+        self.floating = floating
+        self.int_mode = True
+        self.sci_mode = False
+        self.max_width = 1
+        p = _OPTS["precision"]
+        if not floating:
+            flat = values.reshape(-1)
+            if flat.size:
+                if values.dtype == np.bool_:
+                    self.max_width = 5 if not flat.all() else 4
+                else:
+                    self.max_width = max(len(str(flat.min())), len(str(flat.max())))
+        else:
+            flat = values.reshape(-1)
+            vals = flat[np.isfinite(flat) & (flat != 0)].astype(np.float64)
+            if vals.size:
+                absv = np.abs(vals)
+                vmin, vmax = float(absv.min()), float(absv.max())
+                self.int_mode = bool(np.all(vals == np.ceil(vals)))
+                sci = _OPTS["sci_mode"]
+                self.sci_mode = (vmax / vmin > 1000.0 or vmax > 1.0e8 or vmin < 1.0e-4) if sci is None else sci
+                if self.sci_mode:
+                    widths = (len(f"{v:.{p}e}") for v in vals)
+                elif self.int_mode:
+                    widths = (len(f"{v:.0f}") + 1 for v in vals)  # + 1 for the trailing "."
+                else:
+                    widths = (len(f"{v:.{p}f}") for v in vals)
+                self.max_width = max(self.max_width, max(widths))
+
+    def format(self, value):
+        if self.floating:
+            p = _OPTS["precision"]
+            if self.sci_mode:
+                s = f"{value:{self.max_width}.{p}e}"
+            elif self.int_mode:
+                s = f"{value:.0f}"
+                if math.isfinite(value):
+                    s += "."
+            else:
+                s = f"{value:.{p}f}"
+        elif isinstance(value, bool):
+            s = "True" if value else "False"
+        else:
+            s = str(value)
+        return " " * (self.max_width - len(s)) + s
+
+
+def _summarized(arr):
+    """The elements a summarised print shows: ``edgeitems`` at both ends of every dim."""
+    e = _OPTS["edgeitems"]
+    for d, n in enumerate(arr.shape):
+        if n > 2 * e:
+            idx = np.r_[0:e, n - e:n]
+            arr = np.take(arr, idx, axis=d)
+    return arr
+
+
+def _vector(arr, indent, summarize, fmt):
+    e = _OPTS["edgeitems"]
+    width = fmt.max_width + 2
+    per_line = max(1, int(math.floor((_OPTS["linewidth"] - indent) / width)))
+    vals = arr.tolist()
+    if summarize and not e:
+        data = ["..."]
+    elif summarize and len(vals) > 2 * e:
+        data = [fmt.format(v) for v in vals[:e]] + [" ..."] + [fmt.format(v) for v in vals[-e:]]
+    else:
+        data = [fmt.format(v) for v in vals]
+    lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
+    return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
+
+
+def _nested(arr, indent, summarize, fmt):
+    if arr.ndim == 0:
+        return fmt.format(arr.item())
+    if arr.ndim == 1:
+        return _vector(arr, indent, summarize, fmt)
+    e = _OPTS["edgeitems"]
+    n = arr.shape[0]
+    if summarize and n > 2 * e:
+        parts = ([_nested(arr[i], indent + 1, summarize, fmt) for i in range(e)] + ["..."]
+                 + [_nested(arr[i], indent + 1, summarize, fmt) for i in range(n - e, n)])
+    else:
+        parts = [_nested(arr[i], indent + 1, summarize, fmt) for i in range(n)]
+    return "[" + ("," + "\n" * (arr.ndim - 1) + " " * (indent + 1)).join(parts) + "]"
+
+
+def _host_values(arr, dtype):
+    """Values to format: half types widen to float32 (their Python floats print the same)."""
+    if dtype.is_floating_point and dtype.itemsize < 4:
+        return arr.astype(np.float32)
+    return arr
+
+
+def tensor_str(t, indent):
+    """The bracketed body of ``repr(t)`` (what ``str`` of a tensor's values looks like)."""
+    arr = t._host()
     if arr.size == 0:
         return "[]"
-    if dtype.is_floating_point:
-        a64 = arr.astype(np.float64)
-        fmt = _fmt_floats(a64.reshape(-1))
-        strs = np.vectorize(fmt, otypes=[object])(a64) if a64.ndim else np.array(fmt(float(a64)), dtype=object)
-    elif dtype is _dt.bool:
-        strs = np.vectorize(lambda v: "True" if v else "False", otypes=[object])(arr)
-    else:
-        strs = np.vectorize(str, otypes=[object])(arr)
-    if arr.ndim == 0:
-        return str(strs.item() if hasattr(strs, "item") else strs)
-    width = max(len(s) for s in strs.reshape(-1))
     summarize = arr.size > _OPTS["threshold"]
-    return _nest(strs, width, 1, summarize)
+    shown = _summarized(arr) if summarize else arr
+    fmt = _Formatter(_host_values(shown, t._dtype), t._dtype.is_floating_point)
+    return _nested(_host_values(arr, t._dtype), indent, summarize, fmt)
 
 
-def _nest(strs, width, depth, summarize):
-    e = _OPTS["edgeitems"]
-    n = strs.shape[0]
-    idx = list(range(n)) if not summarize or n <= 2 * e else list(range(e)) + [None] + list(range(n - e, n))
-    if strs.ndim == 1:
-        items = ["..." if i is None else strs[i].rjust(width) for i in idx]
-        per_line = max(1, (_OPTS["linewidth"] - 8) // (width + 2))
-        lines = [", ".join(items[k:k + per_line]) for k in range(0, len(items), per_line)]
-        return "[" + (",\n" + " " * (7 + depth)).join(lines) + "]"
-    parts = ["..." if i is None else _nest(strs[i], width, depth + 1, summarize) for i in idx]
-    sep = "," + "\n" * (strs.ndim - 1) + " " * (7 + depth)
-    return "[" + sep.join(parts) + "]"
+def _add_suffixes(body, suffixes, indent):
+    out = [body]
+    last_line_len = len(body) - body.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line_len + len(suffix) + 2 > _OPTS["linewidth"]:
+            out.append(",\n" + " " * indent + suffix)
+            last_line_len = indent + len(suffix)
+        else:
+            out.append(", " + suffix)
+            last_line_len += len(suffix) + 2
+    out.append(")")
+    return "".join(out)
 
 
 def tensor_repr(t):
-    arr = t._host()
-    body = _format(arr, t._dtype)
-    extras = []
-    if t._device.type != "cpu":
-        extras.append(f"device='{t._device}'")
-    default_for_kind = _dt.get_default_dtype() if t._dtype.is_floating_point else (
-        _dt.int64 if t._dtype.category == _dt.INTEGRAL else _dt.bool)
-    if t._dtype is not default_for_kind or arr.size == 0 and t._dtype is not _dt.get_default_dtype():
-        extras.append(f"dtype={t._dtype!r}")
-    if arr.size == 0 and arr.ndim != 1:
-        extras.insert(0, f"size={tuple(t._shape)}")
-    if t._grad_fn is not None:
-        extras.append(f"grad_fn=<{type(t._grad_fn).__name__}>")
+    """``repr(t)``: ``tensor([...])`` with PyTorch's suffixes (device, dtype, size, grad)."""
+    from . import _state
+    prefix = "tensor("
+    indent = len(prefix)
+    suffixes = []
+    if t._device.type != _state.default_device.type or t._device.index not in (None, 0):
+        suffixes.append(f"device='{t._device}'")
+    if t.numel() == 0:
+        if len(t._shape) != 1:
+            suffixes.append(f"size={tuple(t._shape)}")
+        if t._dtype is not _dt.get_default_dtype():
+            suffixes.append(f"dtype={t._dtype!r}")
+        body = "[]"
+    else:
+        if not _OPTS["edgeitems"]:
+            suffixes.append(f"size={tuple(t._shape)}")
+        if t._dtype not in (_dt.get_default_dtype(), _dt.int64, _dt.bool):
+            suffixes.append(f"dtype={t._dtype!r}")
+        body = tensor_str(t, indent)
+    grad_fn = t._grad_fn
+    if grad_fn is not None:
+        name = grad_fn.name() if callable(getattr(grad_fn, "name", None)) else type(grad_fn).__name__
+        suffixes.append(f"grad_fn=<{name}>")
     elif t._requires_grad:
-        extras.append("requires_grad=True")
-    return "tensor(" + body + "".join(", " + x for x in extras) + ")"
+        suffixes.append("requires_grad=True")
+    return _add_suffixes(prefix + body, suffixes, indent)

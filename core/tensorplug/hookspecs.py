@@ -16,11 +16,17 @@ It implements any of the hooks below, each decorated with
     def tensorplug_backends():
         return [MyDevBackend()]
 
-Hooks are called once per plugin when it is enabled, in this order:
-functionality keys, dtypes, backends, kernels, namespace, conformance. Pluggy
-is used only here, for registration and configuration; it is never on the
-per-op hot path. Everything a plugin registers is removed when it is
-disabled.
+Hooks are called once per plugin each time it is enabled, in this order:
+functionality keys, dtypes, backends, kernels, namespace (conformance is
+read by the conformance kit). Pluggy is used only here, for registration and
+configuration; it is never on the per-op hot path.
+
+Everything a plugin registers from its hooks is owned by it and removed when
+it is disabled; enabling it again calls the hooks again. So register from
+hooks only, never at import time (import happens once). If a hook raises,
+whatever the plugin registered so far is removed and the plugin is listed as
+``failed`` with the error; an implementation of a hook that does not exist
+(a misspelt name) fails the plugin too.
 """
 
 from __future__ import annotations
@@ -70,8 +76,10 @@ def tensorplug_backends():
     """Declare compute backends.
 
     Return a list of :class:`tensorplug.backend.Backend` records. The core
-    gives each a backend bit; tensors on its devices dispatch to kernels
-    registered under the record's ``key_name``.
+    gives each a backend bit (the first free one, or the record's ``slot``:
+    a fixed slot keeps the bit stable across disable/enable); tensors on its
+    devices dispatch to kernels registered under the record's ``key_name``.
+    docs/backend-contract.md lists the methods and kernels a backend provides.
 
     Example::
 
@@ -89,6 +97,12 @@ def tensorplug_register_kernels(library):
         dispatch_key="")`` returning a :class:`tensorplug.library.Library`
         owned by this plugin (``kind`` is DEF, FRAGMENT or IMPL).
 
+    A kernel receives the op's arguments positionally in schema order (with
+    ``with_keyset=True``, the key set masked below its key comes first). A
+    boxed fallback, one function for every op at a key, receives ``(op,
+    keyset, *args)`` and continues with ``op.redispatch(keyset, *args)``;
+    ``tensorplug.fallthrough_kernel`` as a fallback makes the key fall through.
+
     Example::
 
         @tensorplug.hookimpl
@@ -105,13 +119,16 @@ def tensorplug_namespace():
 
     Return a dict ``{name: object}``; ``tensorplug.NAME`` then resolves to the
     object while the plugin is enabled (``tensorplug.vmap``,
-    ``tensorplug.profiler``). Names may not shadow the core's.
+    ``tensorplug.profiler``). Names must be identifiers, may not shadow the
+    core's names and may not be provided by two plugins. While the plugin is
+    disabled, ``tensorplug.NAME`` raises an AttributeError that names the
+    plugin and says how to enable it.
 
     Example::
 
         @tensorplug.hookimpl
         def tensorplug_namespace():
-            return {"vmap": vmap, "func.vmap": vmap}
+            return {"vmap": vmap}
     """
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import builtins
 import os
+import sys
 import traceback
 import warnings
 from importlib import metadata
@@ -34,7 +35,11 @@ _pm = pluggy.PluginManager("tensorplug")
 _pm.add_hookspecs(hookspecs)
 
 NAMESPACE: dict = {}   # public name -> object, from enabled plugins
-NAMESPACE_OWNER: dict = {}
+NAMESPACE_OWNER: dict = {}  # public name -> plugin providing it now
+# Which plugin provides a public name: the well-known ones, plus every name a
+# plugin provided earlier in this process (so the error after disabling says who).
+NAME_PROVIDERS: dict = {"vmap": "vmap", "autocast": "autocast", "profiler": "profiler",
+                        "quantization": "quantize", "openreg": "openreg", "cuda": "cuda"}
 
 # Where a user gets the plugins the core knows of by name, for error messages.
 KNOWN_PLUGINS = {
@@ -57,6 +62,7 @@ class PluginInfo:
         self.obj = obj
         self.state = "disabled"
         self.error = None
+        self.traceback = None
         self.keys: list = []
         self.backends: list = []
         self.dtypes: list = []
@@ -94,14 +100,22 @@ def discover():
         return
     load = _env_list("TENSORPLUG_LOAD_PLUGINS")
     disable_ = set(_env_list("TENSORPLUG_DISABLE_PLUGINS") or ())
+    new = []
     for ep in sorted(eps, key=lambda e: e.name):
-        if ep.name in _PLUGINS:
+        if ep.name in _PLUGINS:  # known already (or a second distribution using the same name)
             continue
         dist = getattr(ep, "dist", None)
         info = PluginInfo(ep.name, dist.metadata["Name"] if dist else None,
                           dist.version if dist else None, entry_point=ep)
         _PLUGINS[ep.name] = info
-    for name in sorted(_PLUGINS):
+        new.append(ep.name)
+    unknown = sorted(set(load or ()) - set(_PLUGINS))
+    if unknown:
+        warnings.warn(f"tensorplug: TENSORPLUG_LOAD_PLUGINS names plugins that are not installed: "
+                      f"{', '.join(unknown)} (installed: {', '.join(sorted(_PLUGINS)) or 'none'})",
+                      RuntimeWarning, stacklevel=2)
+    # only new plugins: calling discover() again must not re-enable what the user disabled
+    for name in new:
         if (load is None or name in load) and name not in disable_:
             enable(name, _warn=True)
 
@@ -150,6 +164,7 @@ def enable(name, _warn=False):
         if obj is None:
             obj = info.obj = info.entry_point.load()
         _pm.register(obj, name)
+        _pm.check_pending()  # a misspelt hook name fails loudly instead of being ignored
         with owner_scope(name):
             for res in _call(name, "tensorplug_functionality_keys"):
                 for key in res:
@@ -166,10 +181,10 @@ def enable(name, _warn=False):
             _call(name, "tensorplug_register_kernels", library=_library_factory)
             for res in _call(name, "tensorplug_namespace"):
                 for pub, value in res.items():
-                    if pub in NAMESPACE_OWNER:
-                        raise ValueError(f"name {pub!r} is already provided by plugin {NAMESPACE_OWNER[pub]!r}")
+                    _check_public_name(pub)
                     NAMESPACE[pub] = value
                     NAMESPACE_OWNER[pub] = name
+                    NAME_PROVIDERS[pub] = name
                     info.names.append(pub)
     except Exception as e:
         _undo(name, info)
@@ -186,6 +201,16 @@ def enable(name, _warn=False):
     return info
 
 
+def _check_public_name(pub):
+    if not isinstance(pub, str) or not pub.isidentifier():
+        raise ValueError(f"public name {pub!r} is not a Python identifier")
+    if pub in NAMESPACE_OWNER:
+        raise ValueError(f"name {pub!r} is already provided by plugin {NAMESPACE_OWNER[pub]!r}")
+    core = sys.modules.get("tensorplug")
+    if core is not None and pub in vars(core):
+        raise ValueError(f"name {pub!r} would shadow tensorplug.{pub}, which the core defines")
+
+
 def _library_factory(ns, kind="IMPL", dispatch_key=""):
     return Library(ns, kind, dispatch_key)
 
@@ -198,7 +223,7 @@ def _add_backend(plugin, info, b):
     b.ks = comp.bit | Dense.bit
     b.owner = plugin
     BACKENDS[b.name] = b
-    _d.BACKEND_PROVIDERS[b.key_name] = (plugin, info.dist or KNOWN_PLUGINS.get(plugin, plugin))
+    _d.BACKEND_PROVIDERS[b.key_name] = (plugin, distribution_of(plugin))
     info.backends.append(b.name)
 
 
@@ -239,28 +264,43 @@ def list():
 
 
 def get(name):
+    """The :class:`PluginInfo` of plugin ``name`` (KeyError if unknown)."""
     return _PLUGINS[name]
 
 
 def is_enabled(name):
+    """Whether plugin ``name`` is known and enabled."""
     info = _PLUGINS.get(name)
     return info is not None and info.state == "enabled"
 
 
+def distribution_of(name):
+    """The distribution to ``pip install`` for plugin ``name`` (``tensorplug-NAME`` by convention)."""
+    info = _PLUGINS.get(name)
+    return (info.dist if info is not None else None) or KNOWN_PLUGINS.get(name) or f"tensorplug-{name}"
+
+
+def describe_plugin(name, dist=None):
+    """"the plugin 'x' (pip install dist), which is <state, and how to enable it>", for error messages."""
+    info = _PLUGINS.get(name)
+    head = f"the plugin {name!r} (pip install {dist or distribution_of(name)}), which is "
+    if info is None:
+        return head + "not installed"
+    if info.state == "enabled":
+        return head + "enabled"
+    if info.state == "failed":
+        return head + f"installed but failed to load: {info.error}"
+    return head + (f"installed but disabled; enable it with tensorplug.plugins.enable({name!r}) "
+                   f"or check TENSORPLUG_LOAD_PLUGINS / TENSORPLUG_DISABLE_PLUGINS")
+
+
 def missing_name_error(name):
     """AttributeError for ``tensorplug.NAME`` that a plugin would provide."""
-    owner = {"vmap": "vmap", "autocast": "autocast", "profiler": "profiler", "quantization": "quantize",
-             "openreg": "openreg", "cuda": "cuda"}.get(name)
+    owner = NAME_PROVIDERS.get(name)
     if owner is None:
         return AttributeError(f"module 'tensorplug' has no attribute {name!r}")
-    dist = KNOWN_PLUGINS[owner]
-    info = _PLUGINS.get(owner)
-    if info is None:
-        how = f"install it with 'pip install {dist}'"
-    elif info.state == "failed":
-        how = f"it failed to load: {info.error}"
-    else:
-        how = (f"it is installed but disabled; enable it with tensorplug.plugins.enable({owner!r}) "
-               f"or check TENSORPLUG_LOAD_PLUGINS / TENSORPLUG_DISABLE_PLUGINS")
-    return AttributeError(f"tensorplug.{name} is provided by the plugin {owner!r} ({dist}): {how}")
+    if is_enabled(owner):
+        return AttributeError(f"module 'tensorplug' has no attribute {name!r} (the plugin {owner!r} "
+                              f"is enabled but does not provide it)")
+    return AttributeError(f"tensorplug.{name} is provided by {describe_plugin(owner)}")
 

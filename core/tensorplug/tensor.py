@@ -66,11 +66,13 @@ class Tensor:
         return self._shape
 
     def size(self, dim=None):
+        """The shape (a tuple), or the size of dimension ``dim``."""
         if dim is None:
             return self._shape
         return self._shape[_wrap_dim(dim, len(self._shape))]
 
     def dim(self):
+        """Number of dimensions."""
         return len(self._shape)
 
     ndimension = dim
@@ -80,6 +82,7 @@ class Tensor:
         return len(self._shape)
 
     def numel(self):
+        """Number of elements."""
         n = 1
         for s in self._shape:
             n *= s
@@ -104,30 +107,38 @@ class Tensor:
         return self._device.type == "cuda"
 
     def element_size(self):
+        """Bytes per element."""
         return self._dtype.itemsize
 
     def is_floating_point(self):
+        """Whether the dtype is a floating point type."""
         return self._dtype.is_floating_point
 
     def is_complex(self):
+        """Always False: tensorplug has no complex dtypes."""
         return False
 
     def stride(self, dim=None):
+        """Strides in elements (a tuple), or the stride of dimension ``dim``."""
         st = BACKENDS[self._device.type].strides(self._data)
         if dim is None:
             return st
         return st[_wrap_dim(dim, len(self._shape))]
 
     def storage_offset(self):
+        """Offset of the first element in the storage, in elements."""
         return BACKENDS[self._device.type].storage(self._data)[1]
 
     def is_contiguous(self, memory_format=None):
+        """Whether the elements are laid out densely in row-major order (size-1 dims ignored)."""
         return _is_contiguous(self._shape, self.stride())
 
     def untyped_storage(self):
+        """The :class:`Storage` shared with every view of this tensor."""
         return self._get_storage()
 
     def data_ptr(self):
+        """An integer identifying the address of the first element (equal for aliasing views)."""
         b = BACKENDS[self._device.type]
         root, off = b.storage(self._data)
         return id(root) + off * self._dtype.itemsize
@@ -182,8 +193,10 @@ class Tensor:
         return id(self)
 
     def __bool__(self):
-        if self.numel() != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {'no values' if n == 0 else 'more than one value'} "
+                               "is ambiguous")
         return bool(self.item())
 
     def __index__(self):
@@ -192,10 +205,15 @@ class Tensor:
         return int(self.item())
 
     def __int__(self):
-        return int(self.item())
+        return int(self._scalar())
 
     def __float__(self):
-        return float(self.item())
+        return float(self._scalar())
+
+    def _scalar(self):
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
 
     # -- host exchange ---------------------------------------------------------
     def numpy(self, *, force=False):
@@ -213,16 +231,20 @@ class Tensor:
         return BACKENDS[self._device.type].to_numpy(self._data)
 
     def tolist(self):
+        """The values as (nested) Python lists of Python numbers."""
         return self._host().tolist()
 
     def item(self):
+        """The value of a one-element tensor as a Python number."""
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
         return self._host().reshape(()).item()
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
-        return a if dtype is None else a.astype(dtype)
+        if dtype is not None and a.dtype != dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
 
     def __repr__(self):
         from ._printing import tensor_repr
@@ -231,6 +253,8 @@ class Tensor:
     def __format__(self, spec):
         if not self._shape:
             return format(self.item(), spec)
+        if spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
         return repr(self)
 
     def __iter__(self):
@@ -242,9 +266,13 @@ class Tensor:
         return (_rebuild, (self._host().copy(), self._dtype.name, str(self._device), self._requires_grad))
 
     def __dlpack__(self, stream=None, **kwargs):
+        """Export as a DLPack capsule (CPU tensors; consumers share the memory)."""
+        if self._requires_grad:
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
         if self._device.type != "cpu":
             raise BufferError(f"__dlpack__ is only supported for cpu tensors, not {self._device.type}")
-        return self._data.__dlpack__(**({"stream": stream} if stream is not None else {}))
+        # max_version / dl_device / copy must reach numpy, or it exports a legacy, read-only capsule
+        return self._data.__dlpack__(stream=stream, **kwargs)
 
     def __dlpack_device__(self):
         return (1, 0)
@@ -267,6 +295,8 @@ def _wrap_dim(dim, ndim):
 
 
 def _is_contiguous(shape, strides):
+    if 0 in shape:
+        return True
     expected = 1
     for size, st in zip(reversed(shape), reversed(strides)):
         if size == 1:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from .keys import Dense
 
 
@@ -21,10 +23,12 @@ def _typename(v):
 
 
 def _fail(op, arg, value, expected=None):
-    pos = next(i for i, a in enumerate(op.schema.arguments) if a is arg) + 1
-    exp = expected or arg.type_str()
-    raise TypeError(f"{op.schema.full_name}(): argument '{arg.name}' (position {pos}) must be "
-                    f"{exp}, not {_typename(value)}")
+    # PyTorch gives the position only for arguments that can be passed positionally
+    where = ""
+    if not arg.kwarg_only:
+        where = f" (position {next(i for i, a in enumerate(op.schema.arguments) if a is arg) + 1})"
+    raise TypeError(f"{op.schema.full_name}(): argument '{arg.name}'{where} must be "
+                    f"{expected or arg.type_str()}, not {_typename(value)}")
 
 
 def coerce(op, arg, value):
@@ -71,9 +75,9 @@ def _scalar_of(op, arg, value, typ):
             return int(value)
         if isinstance(value, Tensor) and value.numel() == 1 and not value.dtype.is_floating_point:
             return int(value.item())
-        _fail(op, arg, value, "int" if not arg.is_list else f"tuple of ints")
+        _fail(op, arg, value, "int" if not arg.is_list else "tuple of ints")
     if typ == "bool":
-        if isinstance(value, bool) or type(value).__name__ == "bool_":
+        if isinstance(value, (bool, np.bool_)):
             return bool(value)
         _fail(op, arg, value, "bool")
     if typ == "float":
@@ -81,7 +85,7 @@ def _scalar_of(op, arg, value, typ):
             return float(value)
         _fail(op, arg, value, "float")
     if typ == "Scalar":
-        if isinstance(value, bool) or type(value).__name__ == "bool_":
+        if isinstance(value, (bool, np.bool_)):
             return bool(value)
         if isinstance(value, numbers.Integral):
             return int(value)
@@ -104,9 +108,10 @@ def bad_arguments(op, args):
         if arg.is_list:
             if not isinstance(v, (list, tuple)):
                 _fail(op, arg, v, "tuple of Tensors")
-            for x in v:
+            for i, x in enumerate(v):
                 if not isinstance(x, Tensor) and not (x is None and arg.elem_optional):
-                    _fail(op, arg, v, "tuple of Tensors")
+                    pos = op.schema.arguments.index(arg)
+                    raise TypeError(f"expected Tensor as element {i} in argument {pos}, but got {_typename(x)}")
         elif v is None and arg.optional:
             continue
         elif not isinstance(v, Tensor):
@@ -114,6 +119,9 @@ def bad_arguments(op, args):
 
 
 def ks_of_list(ts):
+    """The union of the key sets of a ``Tensor[]`` argument (a list or tuple, never a Tensor)."""
+    if not isinstance(ts, (list, tuple)):
+        raise TypeError  # the entry's error path names the argument
     ks = 0
     for t in ts:
         if t is not None:

@@ -19,17 +19,22 @@ moves on, so at call time it costs nothing.
 Kernels registered ``with_keyset=True`` and boxed fallbacks receive the key
 set masked below their own key; they redispatch with ``op.redispatch(ks,
 *args)`` and never re-read the thread-local state.
+
+For ops that write to an argument (``Tensor(a!)``), the kernel resolved at
+the Dense key is wrapped to bump the written tensors' version counters, so
+every in-place call counts one write however it reaches the backend.
 """
 
 from __future__ import annotations
 
 import functools
 import keyword
+import numbers
 import threading
 
 from . import keys as _keys
-from .keys import REGISTRY, BACKEND_BITS, below
-from .schema import parse_schema
+from .keys import REGISTRY, below
+from .schema import parse_schema, SchemaError
 
 FALLTHROUGH = object()
 """Register this as a fallback (or kernel) to make a key fall through."""
@@ -41,6 +46,9 @@ FALLTHROUGH = object()
 class _TLS(threading.local):
     include = 0
     exclude = 0
+
+    def __init__(self):
+        self.saved = []  # states to restore, innermost last; guards nest per thread
 
 
 _tls = _TLS()
@@ -65,18 +73,25 @@ def set_tls_state(include, exclude):
 
 
 class _Guard:
-    __slots__ = ("inc", "exc", "saved")
+    """Adds bits to the include/exclude sets on entry, restores them on exit.
+
+    The saved state lives in the thread's own stack, so one guard object may
+    be shared between threads and re-entered.
+    """
+
+    __slots__ = ("inc", "exc")
 
     def __init__(self, inc, exc):
         self.inc, self.exc = inc, exc
 
     def __enter__(self):
-        self.saved = (_tls.include, _tls.exclude)
-        set_tls_state(self.saved[0] | self.inc, self.saved[1] | self.exc)
+        inc, exc = _tls.include, _tls.exclude
+        _tls.saved.append((inc, exc))
+        set_tls_state(inc | self.inc, exc | self.exc)
         return self
 
     def __exit__(self, *exc):
-        set_tls_state(*self.saved)
+        set_tls_state(*_tls.saved.pop())
         return False
 
 
@@ -84,7 +99,10 @@ def _keybits(k):
     if isinstance(k, int):
         return k
     if isinstance(k, str):
-        k = REGISTRY.functionality[k]
+        try:
+            k = REGISTRY.functionality[k]
+        except KeyError:
+            raise ValueError(f"unknown functionality key {k!r}; known: {sorted(REGISTRY.functionality)}") from None
     return k.bit
 
 
@@ -129,11 +147,17 @@ class Registration:
 
 OPS: dict = {}            # "ns::name.overload" -> OpOverload
 PACKETS: dict = {}        # "ns::name" -> OpOverloadPacket
-FALLBACKS: dict = {}      # (key name, backend name | None) -> Registration
+FALLBACKS: dict = {}      # (key name, backend name | None) -> Registration in force
+_FALLBACK_STACKS: dict = {}  # same slots -> every live registration, the one in force last
 BACKEND_PROVIDERS: dict = {}  # backend key name -> (plugin, distribution), remembered after disable
+# Who registered kernels and fallbacks, remembered after they are removed, so
+# the missing-kernel error can name the plugin that would provide them.
+KERNEL_PROVIDERS: dict = {}    # (op qualname, key name, backend name | None) -> plugin
+FALLBACK_PROVIDERS: dict = {}  # (key name, backend name | None) -> plugin
 
 
 def invalidate_caches():
+    """Forget every operator's resolved kernels (after any registration change)."""
     for op in OPS.values():
         op.cache.clear()
 
@@ -141,13 +165,60 @@ def invalidate_caches():
 REGISTRY.listeners.append(invalidate_caches)
 
 
+def _push(stacks, table, slot, reg, allow_override, what):
+    """Put ``reg`` in force at ``slot``, keeping the ones it overrides underneath."""
+    stack = stacks.setdefault(slot, [])
+    if stack and not allow_override:
+        raise RuntimeError(f"{what} is already registered by {stack[-1].owner!r}; "
+                           f"pass allow_override=True to replace it")
+    stack.append(reg)
+    table[slot] = reg
+
+
+def _pop(stacks, table, slot, reg):
+    """Remove ``reg`` wherever it is; the newest remaining registration takes over."""
+    stack = stacks.get(slot, [])
+    for i, r in enumerate(stack):
+        if r is reg:
+            del stack[i]
+            break
+    if stack:
+        table[slot] = stack[-1]
+    else:
+        stacks.pop(slot, None)
+        table.pop(slot, None)
+
+
+def register_fallback(reg, allow_override=False):
+    """Make ``reg`` the boxed fallback of its (key, backend) slot."""
+    slot = (reg.key, reg.backend)
+    _push(_FALLBACK_STACKS, FALLBACKS, slot, reg, allow_override, f"a fallback for '{reg.runtime_name}'")
+    FALLBACK_PROVIDERS[slot] = reg.owner
+    invalidate_caches()
+
+
+def unregister_fallback(reg):
+    """Remove fallback ``reg``; the one it overrode, if any, is in force again."""
+    _pop(_FALLBACK_STACKS, FALLBACKS, (reg.key, reg.backend), reg)
+    invalidate_caches()
+
+
+def _plugin_phrase(plugin, dist=None):
+    """"the plugin 'x' (pip install dist), which is <state and how to enable it>"."""
+    try:
+        from ..plugins import describe_plugin
+    except ImportError:  # the plugin manager is still importing: no state to report
+        return f"the plugin {plugin!r} (pip install {dist or 'tensorplug-' + plugin})"
+    return describe_plugin(plugin, dist)
+
+
 def _provider_hint(backend_name):
+    """Which plugin provides the backend ``backend_name`` and how to get it enabled."""
     prov = BACKEND_PROVIDERS.get(backend_name)
     if prov is None:
         return f"no installed plugin provides the backend {backend_name!r}"
     plugin, dist = prov
-    return (f"the kernel would come from the plugin {plugin!r} (pip install {dist}, "
-            f"or it is disabled by TENSORPLUG_DISABLE_PLUGINS)")
+    return f"the backend {backend_name!r} comes from {_plugin_phrase(plugin, dist)}"
 
 
 class OpOverload:
@@ -168,12 +239,14 @@ class OpOverload:
         self.qualname = f"{namespace}::{schema.full_name}"
         self.owner = owner
         self.library = library
-        self.table: dict = {}
-        self.cache: dict = {}
+        self.table: dict = {}    # (key name, backend name | None) -> Registration in force
+        self._stacks: dict = {}  # same slots -> live registrations, overridden ones underneath
+        self.cache: dict = {}    # key set -> kernel callable
         self.check = check
         self.tags = ()
         self.entry = _make_entry(self)
         self.positional = _make_entry(self, positional=True)
+        self._bumper = _make_bumper(self)
 
     def __call__(self, *args, **kwargs):
         return self.entry(*args, **kwargs)
@@ -209,10 +282,14 @@ class OpOverload:
                 return functools.partial(self._raise_missing, fkey, backend, ks)
             masked = ks & below(fkey)
             if prov == "fallback":
-                return functools.partial(reg.kernel, self, masked)
-            if reg.with_keyset:
-                return functools.partial(reg.kernel, masked)
-            return reg.kernel
+                k = functools.partial(reg.kernel, self, masked)
+            else:
+                k = functools.partial(reg.kernel, masked) if reg.with_keyset else reg.kernel
+            # A Dense fallback (say, a device falling back to the CPU) writes the
+            # tensor as much as a kernel does, so both bump the version.
+            if self._bumper is not None and fkey is _keys.Dense and prov in ("kernel", "fallback"):
+                return self._bumper(k)
+            return k
         return functools.partial(self._raise_missing, None, backend, ks)
 
     def lookup(self, fkey, bname):
@@ -243,12 +320,31 @@ class OpOverload:
 
     def _raise_missing(self, fkey, backend, ks, *args):
         have = sorted({r.runtime_name for r in self.table.values()})
-        bname = backend.name if backend is not None else "<no backend>"
-        key = REGISTRY.runtime_name(fkey, backend) if fkey is not None else "<empty key set>"
+        # a backend whose plugin was disabled no longer resolves, but its tensors still carry its bit
+        bname = backend.name if backend is not None else REGISTRY.retired_backend(ks)
+        if fkey is None:
+            key = "<empty key set>"
+        elif fkey is _keys.Dense:
+            key = bname or "Dense"
+        else:
+            key = fkey.name + bname if fkey.per_backend and bname else fkey.name
         msg = (f"Could not run '{self.qualname}' with arguments from the '{key}' backend. "
                f"'{self.qualname}' has kernels for: [{', '.join(have)}]. ")
-        if fkey is None or fkey is _keys.Dense:
-            msg += _provider_hint(bname) + "."
+        if fkey is None:
+            msg += (f"The key set {REGISTRY.keyset_repr(ks)} has no functionality key "
+                    f"(all were excluded or masked).")
+            raise NotImplementedError(msg)
+        prov = (KERNEL_PROVIDERS.get((self.qualname, fkey.name, bname))
+                or KERNEL_PROVIDERS.get((self.qualname, fkey.name, None))
+                or FALLBACK_PROVIDERS.get((fkey.name, bname)) or FALLBACK_PROVIDERS.get((fkey.name, None)))
+        if prov is not None and prov not in ("core", "user"):
+            msg += f"The kernel comes from {_plugin_phrase(prov)}."
+        elif fkey is _keys.Dense:
+            if backend is not None:
+                msg += (f"The backend {bname!r} (plugin {backend.record.owner if backend.record else '?'!r}) "
+                        f"implements no kernel for it and no composite or fallback applies.")
+            else:
+                msg += _provider_hint(bname).capitalize() + "."
         else:
             msg += (f"The key {fkey.name!r} is declared by the plugin {fkey.owner!r}, which registers "
                     f"neither a kernel for this op nor a fallback for the key.")
@@ -257,22 +353,13 @@ class OpOverload:
     # -- registration -------------------------------------------------------
     def _register(self, reg, allow_override):
         slot = (reg.key, reg.backend)
-        old = self.table.get(slot)
-        if old is not None and not allow_override:
-            raise RuntimeError(
-                f"a kernel for '{self.qualname}' at dispatch key '{reg.runtime_name}' is already "
-                f"registered by {old.owner!r}; pass allow_override=True to replace it")
-        self.table[slot] = reg
+        _push(self._stacks, self.table, slot, reg, allow_override,
+              f"a kernel for '{self.qualname}' at dispatch key '{reg.runtime_name}'")
+        KERNEL_PROVIDERS[(self.qualname, reg.key, reg.backend)] = reg.owner
         self.cache.clear()
-        return old
 
-    def _unregister(self, reg, previous=None):
-        slot = (reg.key, reg.backend)
-        if self.table.get(slot) is reg:
-            if previous is not None:
-                self.table[slot] = previous
-            else:
-                del self.table[slot]
+    def _unregister(self, reg):
+        _pop(self._stacks, self.table, (reg.key, reg.backend), reg)
         self.cache.clear()
 
     def dispatch_table(self):
@@ -328,8 +415,9 @@ def _matches(schema, args, kwargs):
         if a.type == "Tensor" and not a.is_list and not (v is None and a.optional):
             if not isinstance(v, Tensor):
                 return False
-        elif a.type == "Scalar" and isinstance(v, Tensor):
-            return False
+        elif a.type == "Scalar" and not a.is_list and not (v is None and a.optional):
+            if isinstance(v, Tensor) or not isinstance(v, numbers.Number):
+                return False
     names = {a.name for a in schema.arguments}
     return all(k in names for k in kwargs)
 
@@ -345,7 +433,11 @@ def lookup_op(qualname):
 
 
 def define_op(namespace, schema_text, owner, library, check=None):
+    """Create and register the OpOverload for ``schema_text`` in ``namespace`` (use Library.define)."""
     schema = parse_schema(schema_text)
+    if schema.namespace and schema.namespace != namespace:
+        raise ValueError(f"schema {schema_text!r} names the namespace {schema.namespace!r}, "
+                         f"but the library's namespace is {namespace!r}")
     qualname = f"{namespace}::{schema.full_name}"
     if qualname in OPS:
         raise RuntimeError(f"operator {qualname} is already defined (by {OPS[qualname].owner!r})")
@@ -359,6 +451,7 @@ def define_op(namespace, schema_text, owner, library, check=None):
 
 
 def undefine_op(op):
+    """Remove ``op`` from the operator registry and its packet."""
     OPS.pop(op.qualname, None)
     pkt = PACKETS.get(f"{op.namespace}::{op.name}")
     if pkt is not None:
@@ -380,6 +473,14 @@ _TYPE_SETS = {
 }
 
 
+def _default_value(arg):
+    """The Python default of a schema argument; ``ScalarType dtype=long`` becomes ``tensorplug.int64``."""
+    if arg.type == "ScalarType" and isinstance(arg.default, str):
+        from ..dtypes import _by_name
+        return _by_name(arg.default)
+    return arg.default
+
+
 def _pyname(name):
     return name + "_" if keyword.iskeyword(name) else name
 
@@ -389,21 +490,23 @@ def _make_entry(op, positional=False):
     Python signature whose body is the hot path described in the module doc."""
     from . import argcheck
     schema = op.schema
-    params, call, ks_terms, checks, writes = [], [], [], [], []
+    params, call, ks_terms, checks = [], [], [], []
     ns = {"_cache": op.cache, "_resolve": op._resolve, "_tls": _tls, "_tls_active": _tls_active,
           "_bad": functools.partial(argcheck.bad_arguments, op), "_coerce": argcheck.coerce,
-          "_ks_list": argcheck.ks_of_list, "_device_ks": argcheck.device_keyset, "_bump": argcheck.bump_version,
-          "_op": op}
+          "_ks_list": argcheck.ks_of_list, "_device_ks": argcheck.device_keyset, "_op": op}
     star = False
     device_arg = None
+    # all-positional, a default may not precede a required (keyword-only) argument
+    required = [i for i, a in enumerate(schema.arguments) if not a.has_default]
+    first_default = required[-1] + 1 if positional and required else 0
     for i, a in enumerate(schema.arguments):
         n = _pyname(a.name)
         if a.kwarg_only and not star and not positional:
             params.append("*")
             star = True
-        if a.has_default:
+        if a.has_default and i >= first_default:
             dname = f"_d{i}"
-            ns[dname] = a.default
+            ns[dname] = _default_value(a)
             params.append(f"{n}={dname}")
         else:
             params.append(n)
@@ -415,8 +518,6 @@ def _make_entry(op, positional=False):
                 ks_terms.append(f"({n}._ks if {n} is not None else 0)")
             else:
                 ks_terms.append(f"{n}._ks")
-            if a.is_write:
-                writes.append(n)
         elif a.type in _TYPE_SETS or a.type in ("ScalarType", "Device") or a.is_list:
             allowed = set(_TYPE_SETS.get(a.type, ()))
             if a.is_list:
@@ -435,31 +536,30 @@ def _make_entry(op, positional=False):
             checks.append(f"    if {n}.__class__ not in {tname}: {n} = _coerce(_op, _A{i}, {n})")
             if a.type == "Device" and not a.is_list:
                 device_arg = n
-    if op.check is not None:
-        ns["_check"] = op.check
-        checks.append(f"    _check({', '.join(call)})")
     if not ks_terms:
         ks_terms.append(f"_device_ks({device_arg})" if device_arg else "_device_ks(None)")
     body = ["def {}({}):".format(_pyname(schema.name), ", ".join(params))]
     body.extend(checks)
+    # the generated locals and globals all start with "_": an argument may not take one of their names
+    clash = sorted(set(call) & (set(ns) | {"_keys", "_kernel"}))
+    if clash:
+        raise SchemaError(f"argument name {clash[0]!r} of {op.qualname} is reserved by the dispatcher")
     body.append("    try:")
-    body.append("        ks = " + " | ".join(ks_terms))
+    body.append("        _keys = " + " | ".join(ks_terms))
     body.append("    except (AttributeError, TypeError):")
     body.append(f"        _bad(({', '.join(call)},))")
     body.append("        raise")
+    if op.check is not None:
+        # after the key set: computing it has validated the tensor arguments
+        ns["_check"] = op.check
+        body.append(f"    _check({', '.join(call)})")
     body.append("    if _tls_active[0]:")
-    body.append("        ks = (ks | _tls.include) & ~_tls.exclude")
+    body.append("        _keys = (_keys | _tls.include) & ~_tls.exclude")
     body.append("    try:")
-    body.append("        k = _cache[ks]")
+    body.append("        _kernel = _cache[_keys]")
     body.append("    except KeyError:")
-    body.append("        k = _resolve(ks)")
-    if writes:
-        body.append(f"    out = k({', '.join(call)})")
-        for w in writes:
-            body.append(f"    _bump({w})")
-        body.append("    return out")
-    else:
-        body.append(f"    return k({', '.join(call)})")
+    body.append("        _kernel = _resolve(_keys)")
+    body.append(f"    return _kernel({', '.join(call)})")
     src = "\n".join(body) + "\n"
     exec(compile(src, f"<tensorplug op {op.qualname}>", "exec"), ns)
     fn = ns[_pyname(schema.name)]
@@ -469,3 +569,40 @@ def _make_entry(op, positional=False):
     if not positional:
         op._entry_source = src
     return fn
+
+
+def _make_bumper(op):
+    """For an op that writes to tensor arguments (``Tensor(a!)``): a factory that
+    wraps a Dense kernel so each call bumps the version counter of every written
+    tensor. None for other ops.
+
+    The bump happens where the write happens, at the backend's kernel (PyTorch
+    does it in ADInplaceOrView, just above the backend), so a composite,
+    a fallback or a transform that reaches the kernel through other ops or a
+    redispatch counts one write, not two.
+    """
+    from . import argcheck
+    args = op.schema.arguments
+    writes = [(i, a) for i, a in enumerate(args) if a.is_write and a.type == "Tensor"]
+    if not writes:
+        return None
+    names = [f"a{i}" for i in range(len(args))]
+    body = [f"def bumping({', '.join(names)}):", f"    out = _kernel({', '.join(names)})"]
+    for i, a in writes:
+        n = names[i]
+        if a.is_list:
+            body.append(f"    for _w in {n}:")
+            body.append("        if _w is not None: _bump(_w)" if a.elem_optional else "        _bump(_w)")
+        elif a.optional:
+            body.append(f"    if {n} is not None: _bump({n})")
+        else:
+            body.append(f"    _bump({n})")
+    body.append("    return out")
+    code = compile("\n".join(body) + "\n", f"<tensorplug version bump {op.qualname}>", "exec")
+    bump = argcheck.bump_version
+
+    def wrap(kernel):
+        ns = {"_kernel": kernel, "_bump": bump}
+        exec(code, ns)
+        return ns["bumping"]
+    return wrap

@@ -66,17 +66,23 @@ class BackendComponent:
 
 
 class KeyRegistry:
-    """All functionality keys and backend components known to this process."""
+    """All functionality keys and backend components known to this process.
+
+    ``listeners`` are called after every change (the dispatcher clears its
+    caches there).
+    """
 
     def __init__(self):
         self.by_priority: list = [None] * MAX_PRIORITY
         self.functionality: dict = {}
         self.backends: list = [None] * BACKEND_BITS
         self.backend_by_name: dict = {}
+        self.retired: dict = {}  # slot -> name of the backend last removed from it
         self.listeners: list = []
 
     # -- functionality keys -------------------------------------------------
     def add_functionality(self, key: FunctionalityKey):
+        """Declare ``key``; its name and priority must be free."""
         if key.name in self.functionality:
             raise ValueError(f"dispatch key {key.name!r} is already declared (by {self.functionality[key.name].owner!r})")
         other = self.by_priority[key.priority]
@@ -90,12 +96,14 @@ class KeyRegistry:
         return key
 
     def remove_functionality(self, name):
+        """Forget key ``name``; tensors still carrying its bit ignore it."""
         key = self.functionality.pop(name)
         self.by_priority[key.priority] = None
         self._changed()
 
     # -- backends ------------------------------------------------------------
     def add_backend(self, name, record=None, slot=None):
+        """Give backend key ``name`` a slot (the first free one unless ``slot`` is given)."""
         if name in self.backend_by_name:
             raise ValueError(f"backend key {name!r} is already registered")
         if slot is None:
@@ -107,13 +115,16 @@ class KeyRegistry:
             raise ValueError(f"backend slot {slot} is taken by {self.backends[slot].name!r}")
         comp = BackendComponent(name, slot, record)
         self.backends[slot] = comp
+        self.retired.pop(slot, None)
         self.backend_by_name[name] = comp
         self._changed()
         return comp
 
     def remove_backend(self, name):
+        """Free the slot of backend key ``name`` (remembered as retired for error messages)."""
         comp = self.backend_by_name.pop(name)
         self.backends[comp.index] = None
+        self.retired[comp.index] = name
         self._changed()
 
     def _changed(self):
@@ -122,10 +133,16 @@ class KeyRegistry:
 
     # -- decoding ------------------------------------------------------------
     def highest_backend(self, ks):
+        """The registered backend of the highest backend bit in ``ks`` (None if none or retired)."""
         b = ks & BACKEND_MASK
         if not b:
             return None
         return self.backends[b.bit_length() - 1]
+
+    def retired_backend(self, ks):
+        """Name of the removed backend whose bit is the highest in ``ks`` (for error messages)."""
+        b = ks & BACKEND_MASK
+        return self.retired.get(b.bit_length() - 1) if b else None
 
     def functionality_keys_in(self, ks):
         """Functionality keys present in ``ks``, highest priority first."""
@@ -140,6 +157,7 @@ class KeyRegistry:
         return out
 
     def runtime_name(self, fkey, backend):
+        """``CPU`` for Dense x CPU, ``AutogradCPU`` for a per-backend key, else the key's name."""
         if fkey.name == "Dense":
             return backend.name if backend is not None else "Dense"
         if fkey.per_backend and backend is not None:
@@ -147,6 +165,7 @@ class KeyRegistry:
         return fkey.name
 
     def keyset_repr(self, ks):
+        """``DispatchKeySet(Logging, Dense, CPU)``: the names in ``ks``, highest first."""
         names = [k.name for k in self.functionality_keys_in(ks)]
         b = ks & BACKEND_MASK
         while b:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from . import dispatcher as _d
 from .keys import REGISTRY, ALIAS_KEYS
+from .schema import parse_schema
 
 _current_owner = ["user"]
 LIBRARIES: list = []
@@ -77,8 +78,8 @@ class Library:
         self.dispatch_key = dispatch_key
         self.owner = _current_owner[0]
         self._ops: list = []
-        self._regs: list = []      # (op, registration, previous)
-        self._fallbacks: list = []  # (slot, registration, previous)
+        self._regs: list = []       # (op, registration)
+        self._fallbacks: list = []  # registrations
         LIBRARIES.append(self)
 
     def __repr__(self):
@@ -98,10 +99,12 @@ class Library:
         return op
 
     def _resolve_op(self, op_name):
-        if isinstance(op_name, _d.OpOverload):
-            return op_name
-        name = op_name if "::" in op_name else f"{self.ns}::{op_name}"
-        return _d.lookup_op(name)
+        op = op_name if isinstance(op_name, _d.OpOverload) else _d.lookup_op(
+            op_name if "::" in op_name else f"{self.ns}::{op_name}")
+        if op.namespace != self.ns:
+            raise ValueError(f"operator '{op.qualname}' is not in this library's namespace {self.ns!r}; "
+                             f"use Library({op.namespace!r}, 'IMPL') to register kernels for it")
+        return op
 
     def impl(self, op_name, fn, dispatch_key="", *, with_keyset=False, allow_override=False):
         """Register ``fn`` as the kernel of ``op_name`` for ``dispatch_key``.
@@ -117,9 +120,11 @@ class Library:
             raise TypeError(f"impl(): kernel must be callable, got {type(fn).__name__}")
         op = self._resolve_op(op_name)
         fname, bname = parse_dispatch_key(key)
+        if with_keyset and fn is _d.FALLTHROUGH:
+            raise ValueError("impl(): a fallthrough kernel takes no key set")
         reg = _d.Registration(fn, fname, bname, self.owner, with_keyset, self)
-        prev = op._register(reg, allow_override)
-        self._regs.append((op, reg, prev))
+        op._register(reg, allow_override)
+        self._regs.append((op, reg))
         return fn
 
     def fallback(self, fn, dispatch_key="", *, allow_override=False):
@@ -128,32 +133,23 @@ class Library:
         Pass :data:`FALLTHROUGH` to make the key fall through.
         """
         key = dispatch_key or self.dispatch_key
+        if not key:
+            raise ValueError("fallback() needs a dispatch_key (or a default one on the Library)")
+        if not callable(fn) and fn is not _d.FALLTHROUGH:
+            raise TypeError(f"fallback(): kernel must be callable, got {type(fn).__name__}")
         fname, bname = parse_dispatch_key(key)
         if fname in ALIAS_KEYS:
             raise ValueError("fallbacks cannot be registered for alias keys")
-        slot = (fname, bname)
-        prev = _d.FALLBACKS.get(slot)
-        if prev is not None and not allow_override:
-            raise RuntimeError(f"a fallback for '{key}' is already registered by {prev.owner!r}; "
-                               f"pass allow_override=True to replace it")
         reg = _d.Registration(fn, fname, bname, self.owner, False, self)
-        _d.FALLBACKS[slot] = reg
-        self._fallbacks.append((slot, reg, prev))
-        _d.invalidate_caches()
+        _d.register_fallback(reg, allow_override)
+        self._fallbacks.append(reg)
 
     def _destroy(self):
-        """Remove everything this library registered."""
-        for op, reg, prev in reversed(self._regs):
-            if prev is not None and prev.library in LIBRARIES and prev.library is not self:
-                op._unregister(reg, prev)
-            else:
-                op._unregister(reg)
-        for slot, reg, prev in reversed(self._fallbacks):
-            if _d.FALLBACKS.get(slot) is reg:
-                if prev is not None and prev.library in LIBRARIES and prev.library is not self:
-                    _d.FALLBACKS[slot] = prev
-                else:
-                    del _d.FALLBACKS[slot]
+        """Remove everything this library registered (what disabling its plugin does)."""
+        for op, reg in reversed(self._regs):
+            op._unregister(reg)
+        for reg in reversed(self._fallbacks):
+            _d.unregister_fallback(reg)
         for op in self._ops:
             _d.undefine_op(op)
             for other in LIBRARIES:
@@ -166,15 +162,19 @@ class Library:
 
 
 def destroy_owned_by(owner):
+    """Destroy every library that plugin ``owner`` created (what disabling it does)."""
     for lib in [lib for lib in LIBRARIES if lib.owner == owner]:
         lib._destroy()
 
 
 def define(qualname_schema, *, lib=None, tags=()):
     """Function form: ``define("myns::op(Tensor x) -> Tensor")``."""
-    ns, _, schema = qualname_schema.partition("::")
+    ns = parse_schema(qualname_schema).namespace
+    if not ns:
+        raise ValueError(f"define() needs a qualified schema 'namespace::name(...) -> ...', "
+                         f"got {qualname_schema!r}")
     lib = lib or Library(ns, "FRAGMENT")
-    return lib.define(schema, tags=tags)
+    return lib.define(qualname_schema, tags=tags)
 
 
 def impl(qualname, dispatch_key, fn=None, *, lib=None, **kw):

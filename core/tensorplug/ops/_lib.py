@@ -12,8 +12,13 @@ from __future__ import annotations
 
 from ..dispatch.library import Library, owner_scope
 
+from ..dispatch.dispatcher import FALLTHROUGH
+
 with owner_scope("core"):
     LIB = Library("tensorplug", "DEF")
+    # Until a primitive has an autograd formula, tensors that require grad fall
+    # through to the backend (composites still decompose at the Autograd key).
+    LIB.fallback(FALLTHROUGH, "Autograd")
 
 ENTRIES: dict = {}  # schema full name -> entry function
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
@@ -42,24 +43,70 @@ def from_host(arr, dtype, device):
 
 def _finish(t, requires_grad):
     if requires_grad:
+        if not t._dtype.is_floating_point:
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t.requires_grad_(True)
     return t
 
 
+def _has_float64_scalar(data):
+    """Whether nested lists hold a numpy float64 scalar (it makes the result float64, as in PyTorch)."""
+    for x in data:
+        if type(x) is np.float64 or isinstance(x, (list, tuple)) and _has_float64_scalar(x):
+            return True
+    return False
+
+
 def _infer_dtype(arr, data):
-    if isinstance(data, np.ndarray) or isinstance(data, np.generic):
+    if isinstance(data, (np.ndarray, np.generic)):
         return _dt.from_numpy_dtype(arr.dtype)
     k = arr.dtype.kind
     if k == "b":
         return _dt.bool
     if k in "iu":
-        return _dt.int64
+        # Python ints give int64; numpy integer scalars keep their type
+        return _dt.from_numpy_dtype(arr.dtype) if arr.dtype.itemsize < 8 else _dt.int64
     if k == "f":
-        # numpy scalars nested in lists keep their own precision; Python floats use the default
-        return _dt.get_default_dtype() if arr.dtype == np.float64 else _dt.from_numpy_dtype(arr.dtype)
-    if arr.dtype == object or k in "OUSV":
-        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+        if arr.dtype != np.float64:
+            return _dt.from_numpy_dtype(arr.dtype)
+        if isinstance(data, (list, tuple)) and _has_float64_scalar(data):
+            return _dt.float64
+        return _dt.get_default_dtype()
     return _dt.from_numpy_dtype(arr.dtype)
+
+
+def _ragged_error(data):
+    """PyTorch's error for nested sequences of unequal lengths (or scalars where sequences belong)."""
+    sizes, x = [], data
+    while isinstance(x, (list, tuple)):
+        sizes.append(len(x))
+        if not x:
+            break
+        x = x[0]
+
+    def walk(x, d):
+        if d == len(sizes):
+            if isinstance(x, (list, tuple)):
+                raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer")
+            return
+        if not isinstance(x, (list, tuple)):
+            raise TypeError("not a sequence")
+        if len(x) != sizes[d]:
+            raise ValueError(f"expected sequence of length {sizes[d]} at dim {d} (got {len(x)})")
+        for y in x:
+            walk(y, d + 1)
+    walk(data, 0)
+
+
+def _bad_scalar(data):
+    """The error for data that is not numeric: the first offending leaf's type."""
+    leaf = data
+    while isinstance(leaf, (list, tuple)) and leaf:
+        bad = [y for y in leaf if not isinstance(y, (numbers.Number, np.generic)) or isinstance(y, (list, tuple))]
+        leaf = bad[0] if bad else leaf[0]
+    if isinstance(leaf, str):
+        return TypeError(f"new(): invalid data type '{type(leaf).__name__}'")
+    return RuntimeError(f"Could not infer dtype of {type(leaf).__name__}")
 
 
 def _to_array(data):
@@ -69,10 +116,17 @@ def _to_array(data):
         return np.stack([_to_array(x) for x in data]) if data else np.zeros(0)
     try:
         arr = np.asarray(data)
-    except ValueError as e:
-        raise ValueError(f"expected sequence of equal-length sequences: {e}") from None
-    if arr.dtype == object:
-        raise TypeError(f"Could not infer dtype of {type(data).__name__}: ragged or non-numeric data")
+    except ValueError:
+        _ragged_error(data)
+        raise
+    except OverflowError:
+        raise ValueError("Overflow when unpacking long long") from None
+    if arr.dtype == object or arr.dtype.kind in "US":
+        if all(isinstance(x, int) for x in np.ravel(arr)) and arr.size:
+            raise ValueError("Overflow when unpacking long long")
+        raise _bad_scalar(data)
+    if arr.dtype == np.uint64 and not isinstance(data, (np.ndarray, np.generic)):
+        raise ValueError("Overflow when unpacking long long")
     return arr
 
 
@@ -172,21 +226,25 @@ def _like(t, dtype, device):
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    """An uninitialised tensor with the shape (and by default dtype, device) of ``input``."""
     s, d, dev = _like(input, dtype, device)
     return _finish(_mem.empty(s, dtype=d, device=dev), requires_grad)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    """Zeros with the shape (and by default dtype, device) of ``input``."""
     s, d, dev = _like(input, dtype, device)
     return _finish(_mem.full(s, 0, dtype=d, device=dev), requires_grad)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    """Ones with the shape (and by default dtype, device) of ``input``."""
     s, d, dev = _like(input, dtype, device)
     return _finish(_mem.full(s, 1, dtype=d, device=dev), requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    """``fill_value`` everywhere, with the shape (and by default dtype, device) of ``input``."""
     s, d, dev = _like(input, dtype, device)
     return _finish(_mem.full(s, fill_value, dtype=d, device=dev), requires_grad)
 
@@ -203,7 +261,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0 and end != start:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     floaty = any(isinstance(v, float) for v in (start, end, step))
     d = dtype or (_dt.get_default_dtype() if floaty else _dt.int64)
     n = max(int(math.ceil((end - start) / step)), 0)
@@ -217,20 +275,37 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     d = dtype or _dt.get_default_dtype()
-    arr = np.linspace(_num(start), _num(end), steps, dtype=np.float64)
+    start, end = _num(start), _num(end)
+    # PyTorch's formula: integer types step in double from truncated ends, float types compute in
+    # their own precision, and the first half counts up from start, the second down from end
+    if d.is_floating_point:
+        work = d.np
+        lo, hi = np.asarray(start, dtype=work), np.asarray(end, dtype=work)
+    else:
+        work = np.float64
+        lo, hi = np.asarray(int(start), dtype=work), np.asarray(int(end), dtype=work)
+    if steps == 1:
+        arr = np.full(1, lo)
+    else:
+        step = (hi - lo) / np.asarray(steps - 1, dtype=work)
+        i = np.arange(steps)
+        arr = np.where(i < steps // 2, lo + step * i.astype(work), hi - step * (steps - 1 - i).astype(work))
     if not d.is_floating_point:
         arr = np.trunc(arr)
-    return _finish(from_host(arr, d, device), requires_grad)
+    return _finish(from_host(np.ascontiguousarray(arr), d, device), requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     """A 2-D tensor with ones on the diagonal."""
-    if n < 0 or (m is not None and m < 0):
+    if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m is not None and m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     d = dtype or _dt.get_default_dtype()
     return _finish(from_host(np.eye(n, m if m is not None else n, dtype=d.np), d, device), requires_grad)
 
 
 def scalar_tensor_of(value, dtype=None, device=None):
+    """A zero-dim tensor holding ``value`` (default float dtype unless ``dtype`` is given)."""
     d = dtype or _dt.get_default_dtype()
     return from_host(np.array(value, dtype=d.np), d, device)

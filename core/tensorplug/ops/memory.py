@@ -43,10 +43,18 @@ copy_ = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Te
 fill_ = defop("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)")
 
 
+def _fresh(t):
+    """A factory's result starts at version 0, as in PyTorch: the write that
+    initialised it is not a user's in-place op. Nothing else holds its storage
+    yet, so dropping the lazily created one resets the counter."""
+    t.__dict__.pop("_storage", None)
+    return t
+
+
 def _to_copy_impl(self, dtype=None, device=None, non_blocking=False):
     dev = self._device if device is None else backend_for(device).normalize_device(device)
     out = empty(self._shape, dtype=self._dtype if dtype is None else dtype, device=dev)
-    return copy_(out, self)
+    return _fresh(copy_(out, self))
 
 
 _to_copy = defop("_to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None, "
@@ -54,7 +62,7 @@ _to_copy = defop("_to_copy(Tensor self, *, ScalarType? dtype=None, Device? devic
 
 
 def _clone_impl(self, memory_format=None):
-    return copy_(empty(self._shape, dtype=self._dtype, device=self._device), self)
+    return _fresh(copy_(empty(self._shape, dtype=self._dtype, device=self._device), self))
 
 
 clone = defop("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", explicit=_clone_impl)
@@ -64,7 +72,7 @@ def _full_impl(size, fill_value, dtype=None, device=None):
     if dtype is None:
         from .promotion import scalar_dtype
         dtype = scalar_dtype(fill_value)
-    return fill_(empty(size, dtype=dtype, device=device), fill_value)
+    return _fresh(fill_(empty(size, dtype=dtype, device=device), fill_value))
 
 
 full = defop("full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor",

@@ -1,102 +1,23 @@
 """Tensor methods and Python operators for the core's ops.
 
 Methods whose first schema argument is ``self`` are the op's entry function
-itself (no wrapper, so ``x.exp()`` costs one call). Operators that accept a
-Tensor or a Python scalar pick the ``.Tensor`` or ``.Scalar`` overload.
+itself (no wrapper, so ``x.t()`` costs one call). Elementwise methods and
+their Python operators (``+``, ``<``, ``~``...) are attached by :mod:`.elementwise`.
 """
 
 from __future__ import annotations
-
-import numbers
 
 from .. import dtypes as _dt
 from ..device import device as _device
 from ..dispatch.keys import Autograd
 from ..tensor import Tensor
-from . import elementwise as E
 from . import memory as M
 from . import views as V
-from . import reductions as R
-from . import linalg as L
 
 
 def attach(name, fn):
     """Make ``fn`` the Tensor method ``name``."""
     setattr(Tensor, name, fn)
-
-
-def binary_method(t_entry, s_entry):
-    """Method/operator taking a Tensor or a Python number (``x.add(y)``, ``x + 2``)."""
-    def method(self, other, *args, **kwargs):
-        if type(other) is Tensor or isinstance(other, Tensor):
-            return t_entry(self, other, *args, **kwargs)
-        if isinstance(other, numbers.Number):
-            return s_entry(self, other, *args, **kwargs)
-        return NotImplemented
-    return method
-
-
-def binary_method_strict(t_entry, s_entry, name):
-    method = binary_method(t_entry, s_entry)
-
-    def strict(self, other, *args, **kwargs):
-        out = method(self, other, *args, **kwargs)
-        if out is NotImplemented:
-            raise TypeError(f"{name}(): argument 'other' must be Tensor or Number, not {type(other).__name__}")
-        return out
-    return strict
-
-
-def reflected(t_entry, s_entry):
-    """``2 - x``: the scalar becomes the left operand."""
-    def method(self, other):
-        if isinstance(other, numbers.Number):
-            return t_entry(E.scalar_tensor(other, _result(self, other), self._device), self)
-        return NotImplemented
-    return method
-
-
-def _result(self, other):
-    from .promotion import result_type
-    return result_type(self, other)
-
-
-for _name, (_t, _s, _ti, _si) in {"add": (E.add, E.add_scalar, E.add_, E.add_scalar_),
-                                  "sub": (E.sub, E.sub_scalar, E.sub_, E.sub_scalar_),
-                                  "mul": (E.mul, E.mul_scalar, E.mul_, E.mul_scalar_)}.items():
-    attach(_name, binary_method_strict(_t, _s, _name))
-    attach(_name + "_", binary_method_strict(_ti, _si, _name + "_"))
-    attach(f"__{_name}__", binary_method(_t, _s))
-    attach(f"__i{_name}__", binary_method(_ti, _si))
-
-Tensor.__radd__ = Tensor.__add__
-Tensor.__rmul__ = Tensor.__mul__
-Tensor.__rsub__ = reflected(E.sub, E.sub_scalar)
-Tensor.subtract = Tensor.sub
-Tensor.multiply = Tensor.mul
-attach("neg", E.neg)
-attach("negative", E.neg)
-attach("__neg__", E.neg)
-attach("exp", E.exp)
-
-
-def __matmul__(self, other):
-    if not isinstance(other, Tensor):
-        return NotImplemented
-    return L.matmul(self, other)
-
-
-attach("__matmul__", __matmul__)
-attach("matmul", L.matmul)
-
-
-def _sum(self, dim=None, keepdim=False, *, dtype=None):
-    if isinstance(dim, int):
-        dim = (dim,)
-    return R.sum(self, dim, keepdim, dtype=dtype)
-
-
-attach("sum", _sum)
 
 
 # -- views ---------------------------------------------------------------------------
@@ -147,7 +68,14 @@ attach("expand_as", lambda self, other: V.expand(self, other.shape))
 attach("view_as", lambda self, other: V.view(self, other.shape))
 attach("reshape_as", lambda self, other: V.reshape(self, other.shape))
 Tensor.T = property(lambda self: V.permute(self, tuple(range(self.dim() - 1, -1, -1))))
-Tensor.mT = property(lambda self: V.transpose(self, -2, -1))
+def _mT(self):
+    if self.dim() < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
+                           f"Got {self.dim()}-D tensor.")
+    return V.transpose(self, -2, -1)
+
+
+Tensor.mT = property(_mT)
 Tensor.H = Tensor.T
 Tensor.mH = Tensor.mT
 
@@ -195,9 +123,14 @@ for _n, _d in {"float": _dt.float32, "double": _dt.float64, "half": _dt.float16,
     attach(_n, (lambda d: lambda self: to(self, d))(_d))
 
 
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+               "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
+               "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+
+
 def _type(self, dtype=None):
     if dtype is None:
-        return f"tensorplug.{self._dtype.name}"
+        return f"tensorplug.{_TYPE_NAMES[self._dtype.name]}"
     return to(self, dtype)
 
 
@@ -207,7 +140,7 @@ attach("type", _type)
 def requires_grad_(self, requires_grad=True):
     """Start (or stop) recording operations on this tensor for autograd."""
     if requires_grad and not (self._dtype.is_floating_point):
-        raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
     if not requires_grad and self._grad_fn is not None:
         raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
                            "computed variable in a subgraph that doesn't require differentiation use "
@@ -221,8 +154,12 @@ attach("requires_grad_", requires_grad_)
 
 
 def detach(self):
-    """A view of the same data that does not require grad."""
+    """The same data (storage and version counter shared) without autograd history.
+
+    As in PyTorch the result is not reported as a view (``_base`` is None).
+    """
     out = V.alias(self)
+    out.__dict__.pop("_base", None)
     return out
 
 

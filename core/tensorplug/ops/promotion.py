@@ -28,7 +28,7 @@ def broadcast_shapes(*shapes):
             elif n != 1 and n != cur:
                 raise RuntimeError(
                     f"The size of tensor a ({cur}) must match the size of tensor b ({n}) "
-                    f"at non-singleton dimension {i}")
+                    f"at non-singleton dimension {j}")
     return tuple(out)
 
 

@@ -1,1 +1,455 @@
-"""random operators (filled in by the random module owner)."""
+"""Random numbers: the Generator, the random primitives and the random factories.
+
+A :class:`Generator` holds a seed and a host PCG64 stream (numpy's), so its
+state can be saved, restored and compared on any device. Every backend has a
+default generator per device type, created on first use; random ops take an
+optional ``generator=`` and otherwise draw from the default one of their
+tensor's device. Backends read a generator's stream with :func:`host_rng`.
+
+The primitives (kernels come from backends) fill a tensor in place:
+``uniform_``, ``normal_``, ``bernoulli_.float``, ``random_.from``, plus the
+out-of-place ``bernoulli`` (probabilities from the tensor), ``multinomial``
+and the factory ``randperm``. Their checks (ranges, dtypes, generator
+device) live here so every backend raises PyTorch's errors. ``rand``,
+``randn``, ``randint``, ``normal`` and the ``*_like`` factories are built on
+them.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+import warnings
+
+import ml_dtypes
+import numpy as np
+
+from .. import dtypes as _dt
+from ..backend import BACKENDS, backend_for
+from ..device import device as _device
+from ..tensor import Tensor
+from ._lib import defop, public, attach
+from .promotion import _pt_name, broadcast_shapes
+from . import factories as _f
+from . import memory as _mem
+
+DEFAULT_SEED = 67280421310721  # PyTorch's default seed, so fresh processes start alike
+_U64 = 1 << 64
+
+
+def _seed_value(seed):
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
+    seed = int(seed)
+    if not -(1 << 63) <= seed < _U64:
+        raise ValueError("Overflow when unpacking long long")
+    return seed % _U64
+
+
+_STATE_BYTES = 16 + 16 + 1 + 4 + 8  # PCG64 state, increment, has_uint32, uinteger, initial seed
+
+
+class Generator:
+    """A random number generator for one device: ``tensorplug.Generator(device="cpu")``.
+
+    Pass it to random ops as ``generator=`` to get a stream independent of
+    the global one. ``manual_seed(s)`` makes it reproducible; ``get_state()``
+    and ``set_state()`` save and restore its position (a uint8 tensor).
+    """
+
+    __slots__ = ("device", "_seed", "_rng", "__weakref__")
+
+    def __init__(self, device="cpu"):
+        dev = _device(device)
+        # the host stream needs no backend; other device types must have one
+        self.device = _device("cpu") if dev.type == "cpu" else backend_for(dev).normalize_device(dev)
+        self.manual_seed(DEFAULT_SEED)
+
+    def manual_seed(self, seed):
+        """Reset the stream from ``seed`` (an int; negative seeds wrap modulo 2**64). Returns self."""
+        self._seed = _seed_value(seed)
+        self._rng = np.random.Generator(np.random.PCG64(self._seed))
+        return self
+
+    def seed(self):
+        """Reseed from the operating system's entropy; returns the new seed."""
+        s = int.from_bytes(os.urandom(8), "little")
+        self.manual_seed(s)
+        return s
+
+    def initial_seed(self):
+        """The seed this generator was last seeded with."""
+        return self._seed
+
+    def get_state(self):
+        """The generator's state as a 1-D uint8 CPU tensor (restore it with :meth:`set_state`)."""
+        st = self._rng.bit_generator.state
+        raw = (st["state"]["state"].to_bytes(16, "little") + st["state"]["inc"].to_bytes(16, "little")
+               + bytes([st["has_uint32"]]) + st["uinteger"].to_bytes(4, "little")
+               + self._seed.to_bytes(8, "little"))
+        return _f.from_host(np.frombuffer(raw, dtype=np.uint8).copy(), _dt.uint8, "cpu")
+
+    def set_state(self, new_state):
+        """Restore a state returned by :meth:`get_state`. Returns self."""
+        if not isinstance(new_state, Tensor) or new_state.dtype is not _dt.uint8:
+            raise TypeError("RNG state must be a tensorplug.uint8 tensor")
+        raw = bytes(new_state._host().reshape(-1).tobytes())
+        if len(raw) != _STATE_BYTES:
+            raise RuntimeError(f"Expected a generator state of size {_STATE_BYTES} but found the input RNG "
+                               f"state size to be {len(raw)}")
+        bitgen = np.random.PCG64()
+        bitgen.state = {"bit_generator": "PCG64",
+                        "state": {"state": int.from_bytes(raw[0:16], "little"),
+                                  "inc": int.from_bytes(raw[16:32], "little")},
+                        "has_uint32": raw[32], "uinteger": int.from_bytes(raw[33:37], "little")}
+        self._rng = np.random.Generator(bitgen)
+        self._seed = int.from_bytes(raw[37:45], "little")
+        return self
+
+    def __repr__(self):
+        return f"<tensorplug.Generator device='{self.device}' initial_seed={self._seed}>"
+
+
+_DEFAULTS: dict = {}  # device type -> default Generator
+_global_seed = [DEFAULT_SEED]
+
+
+def default_generator_for(device_type):
+    """The default generator of a device type (created on first use, seeded like the others)."""
+    g = _DEFAULTS.get(device_type)
+    if g is None:
+        g = _DEFAULTS[device_type] = Generator(device_type).manual_seed(_global_seed[0])
+    return g
+
+
+default_generator = default_generator_for("cpu")
+
+
+def host_rng(generator, device_type="cpu"):
+    """The numpy ``Generator`` to draw from: ``generator``'s, or the device type's default one."""
+    if generator is None:
+        generator = default_generator_for(device_type)
+    return generator._rng
+
+
+def manual_seed(seed):
+    """Seed every backend's default generator (and the backends' own state); returns the CPU default.
+
+    Like ``torch.manual_seed``, ``seed`` goes through ``int()`` first (``manual_seed(1.5)`` seeds 1).
+    """
+    s = _seed_value(int(seed))
+    _global_seed[0] = s
+    for g in _DEFAULTS.values():
+        g.manual_seed(s)
+    for b in BACKENDS.values():
+        b.manual_seed(s)
+    return default_generator
+
+
+def seed():
+    """Seed every default generator from the operating system's entropy; returns the seed."""
+    s = int.from_bytes(os.urandom(8), "little")
+    manual_seed(s)
+    return s
+
+
+def initial_seed():
+    """The initial seed of the default CPU generator."""
+    return default_generator.initial_seed()
+
+
+def get_rng_state():
+    """The default CPU generator's state (a uint8 tensor)."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    """Restore the default CPU generator's state from :func:`get_rng_state`."""
+    default_generator.set_state(new_state)
+
+
+for _name, _fn in {"Generator": Generator, "manual_seed": manual_seed, "seed": seed,
+                   "initial_seed": initial_seed, "get_rng_state": get_rng_state,
+                   "set_rng_state": set_rng_state, "default_generator": default_generator}.items():
+    public(_name, _fn)
+
+
+# -- checks -------------------------------------------------------------------------------
+def _check_generator(opname, self, generator):
+    if generator is None:
+        return
+    if generator.__class__ is not Generator:
+        raise TypeError(f"{opname}(): argument 'generator' must be tensorplug.Generator, "
+                        f"not {type(generator).__name__}")
+    if generator.device.type != self._device.type:
+        raise RuntimeError(f"Expected a '{self._device.type}' device type for generator but found "
+                           f"'{generator.device.type}'")
+
+
+def _require_float(opname, dtype):
+    if not dtype.is_floating_point:
+        raise NotImplementedError(f'"{opname}" not implemented for \'{_pt_name(dtype)}\'')
+
+
+_C_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
+            "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "float32": "float", "float64": "double"}
+
+
+def _fmt(x):
+    return f"{x:g}"
+
+
+def _check_uniform(self, from_=0.0, to=1.0, generator=None):
+    _check_generator("uniform_", self, generator)
+    _require_float("uniform_", self._dtype)
+    limit = float(ml_dtypes.finfo(self._dtype.np).max)
+    for name, v in (("from", from_), ("to", to)):
+        if not -limit <= v <= limit:
+            raise RuntimeError(f"{name} is out of bounds for {_C_NAMES.get(self._dtype.name, self._dtype.name)}")
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_fmt(from_)} > "
+                           f"to={_fmt(to)}")
+    if to - from_ > limit:
+        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{_pt_name(self._dtype)}>::max(), "
+                           f"but found to={_fmt(to)} and from={_fmt(from_)} which result in to-from to exceed "
+                           "the limit")
+
+
+def _check_normal(self, mean=0.0, std=1.0, generator=None):
+    _check_generator("normal_", self, generator)
+    _require_float("normal_", self._dtype)
+    if not std >= 0.0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_fmt(std)}")
+
+
+def _check_bernoulli_p(self, p=0.5, generator=None):
+    _check_generator("bernoulli_", self, generator)
+    if not 0.0 <= p <= 1.0:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_fmt(p)}")
+
+
+def _check_bernoulli(self, generator=None):
+    _check_generator("bernoulli", self, generator)
+    _require_float("bernoulli", self._dtype)
+    a = self._host()
+    if a.size and not np.all((a >= 0) & (a <= 1)):
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+
+
+def random_bounds(dtype, from_, to):
+    """The inclusive range ``[low, high]`` ``random_(from, to)`` draws from for ``dtype``."""
+    if dtype.is_floating_point:
+        return from_, (1 << (ml_dtypes.finfo(dtype.np).nmant + 1)) if to is None else to - 1
+    if dtype is _dt.bool:
+        return from_, 1 if to is None else to - 1
+    return from_, int(np.iinfo(dtype.np).max) if to is None else to - 1
+
+
+def _check_random(self, from_, to=None, generator=None):
+    _check_generator("random_", self, generator)
+    for v in (from_, to):
+        if v is not None and not -(1 << 63) <= v < (1 << 63):
+            raise ValueError("Overflow when unpacking long long")
+    if to is not None and from_ >= to:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
+    d = self._dtype
+    cname = _C_NAMES.get(d.name, d.name)
+    low, high = random_bounds(d, from_, to)
+    if d.is_floating_point:
+        digits = ml_dtypes.finfo(d.np).nmant + 1
+        for name, v in (("from", low), ("to - 1", high)):
+            if not -(1 << digits) <= v <= (1 << digits):
+                warnings.warn(f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision limitations "
+                              f"{cname} can support discrete uniform distribution only within this range.",
+                              UserWarning, stacklevel=4)
+        return
+    lo, hi = (0, 1) if d is _dt.bool else (int(np.iinfo(d.np).min), int(np.iinfo(d.np).max))
+    if not lo <= low <= hi:
+        raise RuntimeError(f"from is out of bounds for {cname}")
+    if not lo <= high <= hi:
+        raise RuntimeError(f"to - 1 is out of bounds for {cname}")
+
+
+def _check_multinomial(self, num_samples, replacement=False, generator=None):
+    _check_generator("multinomial", self, generator)
+    if len(self._shape) not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if not self._dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{_pt_name(self._dtype)}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    n = self._shape[-1]
+    if not replacement and num_samples > n:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    a = self._host().astype(np.float64)
+    if a.size:
+        if not np.all(np.isfinite(a) & (a >= 0)):
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if np.any(a.sum(axis=-1) <= 0):
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+
+
+def _check_randperm(n, generator=None, dtype=None, device=None):
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    if generator is not None:
+        if generator.__class__ is not Generator:
+            raise TypeError(f"randperm(): argument 'generator' must be tensorplug.Generator, "
+                            f"not {type(generator).__name__}")
+        dev = device or _f._dev(None)
+        if generator.device.type != dev.type:
+            raise RuntimeError(f"Expected a '{dev.type}' device type for generator but found "
+                               f"'{generator.device.type}'")
+
+
+# -- primitives ---------------------------------------------------------------------------
+uniform_ = defop("uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)",
+                 check=_check_uniform)
+normal_ = defop("normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)",
+                check=_check_normal)
+bernoulli_ = defop("bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)",
+                   check=_check_bernoulli_p)
+bernoulli = defop("bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", check=_check_bernoulli)
+random_from_ = defop("random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)",
+                     check=_check_random)
+multinomial = defop("multinomial(Tensor self, int num_samples, bool replacement=False, *, "
+                    "Generator? generator=None) -> Tensor", check=_check_multinomial)
+randperm = defop("randperm(SymInt n, *, Generator? generator=None, ScalarType? dtype=None, Device? device=None)"
+                 " -> Tensor", check=_check_randperm)
+
+_random_from_positional = random_from_._op.positional
+
+
+_NO_TO = object()
+
+
+def random_(self, from_=None, to=_NO_TO, *, generator=None):
+    """``random_()``: integers over the dtype's range; ``random_(to)``: ``[0, to)``;
+    ``random_(from, to)``: ``[from, to)``, with ``to=None`` meaning up to the dtype's maximum."""
+    if to is _NO_TO:
+        from_, to = (0, None) if from_ is None else (0, from_)
+    elif from_ is None:
+        from_ = 0
+    return _random_from_positional(self, from_, to, generator)
+
+
+def _bernoulli_method(self, p=None, *, generator=None):
+    """0/1 draws shaped like ``self``: probability ``self`` elementwise, or ``p`` if given."""
+    if p is None:
+        return bernoulli(self, generator=generator)
+    return bernoulli_(_mem.empty(self._shape, dtype=self._dtype, device=self._device), p, generator=generator)
+
+
+def _bernoulli_fn(input, p=None, *, generator=None):
+    """Draw 0/1 with probability ``input`` (elementwise), or ``p`` for every element if given."""
+    return _bernoulli_method(input, p, generator=generator)
+
+
+for _name, _fn in {"uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoulli_, "random_": random_,
+                   "bernoulli": _bernoulli_method, "multinomial": multinomial}.items():
+    attach(_name, _fn)
+public("bernoulli", _bernoulli_fn)
+public("multinomial", multinomial)
+
+
+# -- factories ----------------------------------------------------------------------------
+def _new(size, dtype, device):
+    return _mem.empty(size, dtype=dtype or _dt.get_default_dtype(), device=_f._dev(device))
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """Uniform samples on ``[0, 1)`` of shape ``size``."""
+    out = uniform_(_new(_f._size(size), dtype, device), 0.0, 1.0, generator=generator)
+    return _f._finish(out, requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """Standard normal samples of shape ``size``."""
+    out = normal_(_new(_f._size(size), dtype, device), 0.0, 1.0, generator=generator)
+    return _f._finish(out, requires_grad)
+
+
+def _int_arg(name, pos, v):
+    if isinstance(v, Tensor):
+        v = v.item()
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise TypeError(f"randint(): argument '{name}' (position {pos}) must be int, not {type(v).__name__}")
+    return int(v)
+
+
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False,
+            pin_memory=False):
+    """Integers uniform on ``[low, high)``: ``randint(high, size)`` or ``randint(low, high, size)`` (int64)."""
+    if size is None:
+        if high is None:
+            raise TypeError("randint() missing required argument 'size'")
+        low, high, size = 0, low, high
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+    low, high = _int_arg("low", 1, low), _int_arg("high", 2, high)
+    out = _random_from_positional(_mem.empty(_f._size((size,)), dtype=dtype or _dt.int64, device=_f._dev(device)),
+                                  low, high, generator)
+    return _f._finish(out, requires_grad)
+
+
+def _like(input, dtype, device):
+    return _mem.empty(input._shape, dtype=dtype or input._dtype,
+                      device=input._device if device is None else _f._dev(device))
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, generator=None):
+    """Uniform samples on ``[0, 1)`` with the shape (and by default dtype, device) of ``input``."""
+    return _f._finish(uniform_(_like(input, dtype, device), 0.0, 1.0, generator=generator), requires_grad)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, generator=None):
+    """Standard normal samples with the shape (and by default dtype, device) of ``input``."""
+    return _f._finish(normal_(_like(input, dtype, device), 0.0, 1.0, generator=generator), requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False, memory_format=None,
+                 generator=None):
+    """Integers on ``[low, high)`` shaped like ``input``: ``randint_like(x, high)`` or ``(x, low, high)``."""
+    if high is None:
+        low, high = 0, low
+    out = _random_from_positional(_like(input, dtype, device), _int_arg("low", 2, low), _int_arg("high", 3, high),
+                                  generator)
+    return _f._finish(out, requires_grad)
+
+
+def _randperm_fn(n, *, generator=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype`` is given)."""
+    out = randperm(n, generator=generator, dtype=dtype or _dt.int64, device=_f._dev(device))
+    return _f._finish(out, requires_grad)
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """Normal samples: ``normal(mean, std, size)`` with floats, or elementwise with tensor ``mean``/``std``."""
+    tm, ts = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if not tm and not ts:
+        if size is None:
+            raise TypeError("normal(): with float mean and std, the argument 'size' is required")
+        out = normal_(_new(_f._size((size,)), dtype, device), float(mean), float(std), generator=generator)
+        return _f._finish(out, requires_grad)
+    if ts:
+        s = std._host()
+        if s.size and not np.all(s >= 0):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif not std >= 0.0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_fmt(std)}")
+    # like PyTorch, the result takes mean's dtype (std's when mean is a number)
+    ref = mean if tm else std
+    shape = broadcast_shapes(mean._shape, std._shape) if tm and ts else ref._shape
+    out = normal_(_mem.empty(shape, dtype=ref._dtype, device=ref._device), 0.0, 1.0, generator=generator)
+    return _f._finish(out.mul_(std).add_(mean), requires_grad)
+
+
+for _name, _fn in {"rand": rand, "randn": randn, "randint": randint, "randperm": _randperm_fn,
+                   "rand_like": rand_like, "randn_like": randn_like, "randint_like": randint_like,
+                   "normal": normal}.items():
+    public(_name, _fn)
+
+
+from . import getitem as _getitem  # noqa: E402,F401

@@ -1,20 +1,41 @@
-"""Reductions over dimensions: schemas, dim normalisation and result dtypes."""
+"""Reductions over dimensions: schemas, argument checks and result dtypes.
+
+Backend primitives: ``sum.dim_IntList``, ``prod.dim_int``, ``amax``, ``amin``,
+``argmax``, ``argmin``, ``any.dims``, ``all.dims`` and ``cumsum``. The rest
+decompose: ``prod`` (full) over ``prod.dim_int``, ``max``/``min`` (full) over
+``amax``/``amin``, ``max.dim``/``min.dim`` over ``argmax``/``argmin`` and
+``gather``, ``max.other``/``min.other`` over the elementwise ``maximum`` and
+``minimum``. Every check (dims, empty inputs, dtypes) runs here, once, so all
+backends raise PyTorch's errors.
+"""
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 from .. import dtypes as _dt
-from ..tensor import _wrap_dim
-from ._lib import defop
+from ..tensor import Tensor, _wrap_dim
+from ._lib import defop, attach, public
+from .memory import _to_copy
+from .views import reshape, squeeze
 
 
 def reduce_dims(self, dim):
     """Normalised, sorted, unique dims for ``dim`` (None or () means all dims)."""
     n = len(self._shape)
-    if dim is None or dim == ():
+    if not dim:
         return tuple(range(n))
+    if len(dim) == 1:
+        d = dim[0]
+        return dim if 0 <= d < n else (_wrap_dim(d, n),)
     out = sorted({_wrap_dim(d, n) for d in dim})
     if len(out) != len(dim):
-        raise RuntimeError(f"dim {[d for d in dim]} appears multiple times in the list of dims")
+        seen = set()
+        for d in dim:
+            w = _wrap_dim(d, n)
+            if w in seen:
+                raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+            seen.add(w)
     return tuple(out)
 
 
@@ -26,9 +47,191 @@ def sum_dtype(self, dtype=None):
     return _dt.int64 if d.category != _dt.FLOATING else d
 
 
+def any_dtype(self):
+    """any/all give bool, except for uint8 inputs, which keep uint8 (PyTorch's legacy rule)."""
+    return _dt.uint8 if self._dtype is _dt.uint8 else _dt.bool
+
+
+def _check_nonempty(name, self, dims, full):
+    """Reductions without an identity (max, argmax...) refuse empty slices, as PyTorch does.
+
+    ``dims`` are reported as given: amax names the dim the caller wrote, max/argmax a wrapped one.
+    """
+    shape = self._shape
+    if full and 0 in shape:
+        extra = "" if name.startswith("arg") else " Specify the reduction dim with the 'dim' argument."
+        exc = IndexError if name.startswith("arg") else RuntimeError
+        raise exc(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.{extra}")
+    for d in dims:
+        if shape and shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+# -- sum, prod, cumsum ------------------------------------------------------------------
 def _check_sum(self, dim=None, keepdim=False, dtype=None):
     reduce_dims(self, dim)
 
 
 sum = defop("sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None)"
             " -> Tensor", check=_check_sum)
+
+
+def _check_prod_dim(self, dim, keepdim=False, dtype=None):
+    _wrap_dim(dim, len(self._shape))
+
+
+prod_dim = defop("prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+                 check=_check_prod_dim)
+
+
+def _prod_impl(self, dtype=None):
+    return prod_dim(reshape(self, (-1,)), 0, False, dtype=dtype)
+
+
+prod_full = defop("prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", composite=_prod_impl)
+
+
+def _check_cumsum(self, dim, dtype=None):
+    _wrap_dim(dim, len(self._shape))
+
+
+cumsum = defop("cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", check=_check_cumsum)
+
+
+# -- amax, amin, argmax, argmin --------------------------------------------------------
+def _check_extreme(name):
+    def check(self, dim=(), keepdim=False):
+        reduce_dims(self, dim)
+        _check_nonempty(name, self, dim, not dim)
+    return check
+
+
+amax = defop("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", check=_check_extreme("amax"))
+amin = defop("amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", check=_check_extreme("amin"))
+
+
+def _check_arg_extreme(name):
+    def check(self, dim=None, keepdim=False):
+        if self._dtype is _dt.bool:
+            raise RuntimeError(f"{name}(): does not support bool input")
+        dims = () if dim is None else (_wrap_dim(dim, len(self._shape)),)
+        _check_nonempty(name, self, dims, dim is None)
+    return check
+
+
+argmax = defop("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
+               check=_check_arg_extreme("argmax"))
+argmin = defop("argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
+               check=_check_arg_extreme("argmin"))
+
+
+# -- max / min ---------------------------------------------------------------------------
+max_result = namedtuple("max", ["values", "indices"])
+min_result = namedtuple("min", ["values", "indices"])
+
+
+def _check_full(name):
+    def check(self):
+        _check_nonempty(name, self, (), True)
+    return check
+
+
+def _check_dim(name):
+    def check(self, dim, keepdim=False):
+        _check_nonempty(name, self, (_wrap_dim(dim, len(self._shape)),), False)
+    return check
+
+
+def _with_values(arg_entry):
+    """max.dim/min.dim: the indices from argmax/argmin, the values gathered at them."""
+    def impl(self, dim, keepdim=False):
+        from .indexing import gather  # indexing imports this module
+        # argmax refuses bool but max does not; uint8 orders False < True the same way
+        idx = arg_entry(self if self._dtype is not _dt.bool else _to_copy(self, dtype=_dt.uint8), dim, True)
+        values = gather(self, dim, idx)
+        if keepdim or not self._shape:
+            return values, idx
+        return squeeze(values, (dim,)), squeeze(idx, (dim,))
+    return impl
+
+
+def _elementwise(name):
+    """max.other/min.other: looked up at call time, since the elementwise module defines them."""
+    def impl(self, other):
+        from .. import ops
+        return getattr(ops.tensorplug, name)(self, other)
+    return impl
+
+
+max_full = defop("max(Tensor self) -> Tensor", check=_check_full("max"), composite=amax)
+min_full = defop("min(Tensor self) -> Tensor", check=_check_full("min"), composite=amin)
+max_dim = defop("max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+                check=_check_dim("max"), composite=_with_values(argmax))
+min_dim = defop("min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+                check=_check_dim("min"), composite=_with_values(argmin))
+max_other = defop("max.other(Tensor self, Tensor other) -> Tensor", composite=_elementwise("maximum"))
+min_other = defop("min.other(Tensor self, Tensor other) -> Tensor", composite=_elementwise("minimum"))
+
+
+def _max_or_min(name, full, by_dim, other, result):
+    def fn(input, dim=None, keepdim=False):
+        if dim is None:
+            if keepdim:
+                raise TypeError(f"{name}() received an invalid combination of arguments: keepdim needs dim")
+            return full(input)
+        if isinstance(dim, Tensor):
+            return other(input, dim)
+        return result(*by_dim(input, dim, keepdim))
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+max = _max_or_min("max", max_full, max_dim, max_other, max_result)
+max.__doc__ = """``max(input)``: the largest element (NaN if any); ``max(input, dim, keepdim=False)``: a
+``(values, indices)`` named tuple over ``dim`` (first occurrence wins); ``max(input, other)``: the
+elementwise maximum."""
+min = _max_or_min("min", min_full, min_dim, min_other, min_result)
+min.__doc__ = """``min(input)``: the smallest element (NaN if any); ``min(input, dim, keepdim=False)``: a
+``(values, indices)`` named tuple over ``dim`` (first occurrence wins); ``min(input, other)``: the
+elementwise minimum."""
+
+
+# -- any / all ----------------------------------------------------------------------------
+def _check_logical(self, dim=None, keepdim=False):
+    reduce_dims(self, dim)
+
+
+any = defop("any.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor", check=_check_logical)
+all = defop("all.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor", check=_check_logical)
+
+
+# -- Tensor methods and tensorplug.* functions -------------------------------------------
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """Product of all elements, or over ``dim``; bool and integer inputs give int64."""
+    if dim is None:
+        if keepdim:
+            raise TypeError("prod() received an invalid combination of arguments: keepdim needs dim")
+        return prod_full(input, dtype=dtype)
+    return prod_dim(input, dim, keepdim, dtype=dtype)
+
+
+def document(entry, text):
+    """Put a user-facing sentence in front of an entry function's schema docstring."""
+    entry.__doc__ = f"{text}\n\n{entry.__doc__}"
+    return entry
+
+
+for _name, _fn, _doc in (
+        ("sum", sum, "Sum over ``dim`` (an int, a tuple, or None for all); bool and integer inputs give int64."),
+        ("cumsum", cumsum, "Cumulative sum along ``dim``; bool and integer inputs give int64."),
+        ("amax", amax, "Largest values over ``dim`` (an int or a tuple; all dims by default); NaN propagates."),
+        ("amin", amin, "Smallest values over ``dim`` (an int or a tuple; all dims by default); NaN propagates."),
+        ("argmax", argmax, "int64 index of the first largest value over ``dim``, or in the flattened input."),
+        ("argmin", argmin, "int64 index of the first smallest value over ``dim``, or in the flattened input."),
+        ("any", any, "Whether any element over ``dim`` is nonzero (bool; uint8 for uint8 inputs)."),
+        ("all", all, "Whether every element over ``dim`` is nonzero (bool; uint8 for uint8 inputs).")):
+    attach(_name, document(_fn, _doc))
+    public(_name, _fn)
+for _name, _fn in (("prod", prod), ("max", max), ("min", min)):
+    attach(_name, _fn)
+    public(_name, _fn)

@@ -8,33 +8,43 @@ still register faster kernels for individual view ops.
 
 from __future__ import annotations
 
-from ._lib import defop
-from ..tensor import _wrap_dim
+from ._lib import defop, public
+from ..tensor import _wrap_dim, make_tensor
 
 
 def _infer_size(size, numel):
-    size = list(size)
-    neg = [i for i, s in enumerate(size) if s == -1]
-    if len(neg) > 1:
-        raise RuntimeError("only one dimension can be inferred")
-    for s in size:
-        if s < -1:
-            raise RuntimeError(f"invalid shape dimension {s}")
+    """``size`` with its one ``-1`` resolved for ``numel`` elements (PyTorch's infer_size)."""
+    infer = None
     known = 1
     for i, s in enumerate(size):
-        if i not in neg:
+        if s == -1:
+            if infer is not None:
+                raise RuntimeError("only one dimension can be inferred")
+            infer = i
+        elif s < 0:
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {list(size)}")
+        else:
             known *= s
-    if neg:
-        if known == 0 or numel % known:
+    if infer is None:
+        if known != numel:
             raise RuntimeError(f"shape '{list(size)}' is invalid for input of size {numel}")
-        size[neg[0]] = numel // known
-    elif known != numel:
+        return tuple(size)
+    if known == 0:
+        if numel == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(size)} because the "
+                               "unspecified dimension size -1 can be any value and is ambiguous")
         raise RuntimeError(f"shape '{list(size)}' is invalid for input of size {numel}")
-    return tuple(size)
+    if numel % known:
+        raise RuntimeError(f"shape '{list(size)}' is invalid for input of size {numel}")
+    out = list(size)
+    out[infer] = numel // known
+    return tuple(out)
 
 
 def _view_strides(oldshape, oldstride, newshape):
     """Strides for viewing (oldshape, oldstride) as newshape, or None (PyTorch's computeStride)."""
+    if not oldshape:
+        return (1,) * len(newshape)
     numel = 1
     for s in oldshape:
         numel *= s
@@ -80,10 +90,11 @@ def _numel(shape):
 # -- the primitive ------------------------------------------------------------
 def _check_as_strided(self, size, stride, storage_offset=None):
     if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape: {len(size)} vs {len(stride)}")
+        raise RuntimeError("mismatch in length of strides and shape")
     for n in size:
         if n < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(size)}")
+            raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
+                               f"strides={list(stride)}")
     for s in stride:
         if s < 0:
             raise RuntimeError("as_strided: Negative strides are not supported at the moment, "
@@ -97,6 +108,8 @@ as_strided = defop("as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, S
 
 
 def _restride(self, size, stride, extra_offset=0):
+    if extra_offset and not _numel(size):
+        extra_offset = 0  # an empty view may not point past the end of its storage
     return as_strided(self, size, stride, self.storage_offset() + extra_offset)
 
 
@@ -113,13 +126,22 @@ def _view_impl(self, size):
 view = defop("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", explicit=_view_impl)
 
 
+def _unsafe_view_impl(self, size):
+    v = _view_impl(self, size)
+    return make_tensor(v._data, v._dtype, v._device, v._ks)
+
+
+_unsafe_view = defop("_unsafe_view(Tensor self, SymInt[] size) -> Tensor", explicit=_unsafe_view_impl)
+
+
 def _reshape_impl(self, shape):
     size = _infer_size(shape, self.numel())
     st = _view_strides(self._shape, self.stride(), size)
     if st is not None:
         return view(self, size)
     from .memory import clone
-    return view(clone(self), size)
+    # the copy is private to this call, so the result owns it rather than being a view of it
+    return _unsafe_view(clone(self), size)
 
 
 reshape = defop("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", composite=_reshape_impl)
@@ -245,7 +267,8 @@ def _select_impl(self, dim, index):
     d = _wrap_dim(dim, n)
     size = self._shape[d]
     if not -size <= index < size:
-        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(self._shape)} "
+                         f"at dimension {d}")
     if index < 0:
         index += size
     st = self.stride()
@@ -288,12 +311,14 @@ def _narrow_impl(self, dim, start, length):
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, n)
     size = self._shape[d]
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
     if start < 0:
         start += size
     if length < 0:
         raise RuntimeError("narrow(): length must be non-negative.")
-    if not 0 <= start <= size or start + length > size:
-        raise IndexError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return slice(self, d, start, start + length)
 
 
@@ -321,8 +346,14 @@ flatten = defop("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim
 def _unflatten_impl(self, dim, sizes):
     n = len(self._shape)
     d = _wrap_dim(dim, n)
-    sizes = _infer_size(sizes, self._shape[d]) if self._shape[d] or -1 not in sizes else tuple(sizes)
-    return view(self, self._shape[:d] + tuple(sizes) + self._shape[d + 1:])
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    size = self._shape[d]
+    known = _numel(s for s in sizes if s != -1)
+    if (known != size) if -1 not in sizes else (known and size % known):
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {d} "
+                           f"({size}) in the input tensor")
+    return view(self, self._shape[:d] + _infer_size(sizes, size) + self._shape[d + 1:])
 
 
 unflatten = defop("unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)",
@@ -355,19 +386,19 @@ diagonal = defop("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1)
 
 def _unfold_impl(self, dimension, size, step):
     n = len(self._shape)
-    d = _wrap_dim(dimension, n) if n else 0
+    d = _wrap_dim(dimension, n)
     dsize = self._shape[d] if n else 1
     if size > dsize:
         raise RuntimeError(f"maximum size for tensor at dimension {d} is {dsize} but size is {size}")
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
-    st = self.stride() if n else (1,)
-    count = (dsize - size) // step + 1
+    if not n:
+        return _restride(self, (size,), (1,))
+    st = self.stride()
     shape = list(self._shape) + [size]
-    stride = list(st) + [st[d] if n else 1]
-    if n:
-        shape[d] = count
-        stride[d] = st[d] * step
+    stride = list(st) + [st[d]]
+    shape[d] = (dsize - size) // step + 1
+    stride[d] = st[d] * step
     return _restride(self, tuple(shape), tuple(stride))
 
 
@@ -384,9 +415,25 @@ def movedim(self, source, destination):
                            f"the same number of dims as destination ({dst} dims)")
     src = [_wrap_dim(s, n) for s in src]
     dst = [_wrap_dim(s, n) for s in dst]
+    for name, dims, given in (("source", src, source), ("destination", dst, destination)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(given)})")
     order = [None] * n
     for s, d in zip(src, dst):
         order[d] = s
     rest = iter(i for i in range(n) if i not in src)
     order = [o if o is not None else next(rest) for o in order]
     return permute(self, order)
+
+
+def _squeeze_fn(input, dim=None):
+    """``squeeze(input, dim=None)``: drop size-1 dims (all, one int, or a tuple of dims)."""
+    return squeeze(input, (dim,) if isinstance(dim, int) else dim)
+
+
+for _name, _fn in {"reshape": reshape, "permute": permute, "transpose": transpose, "swapaxes": transpose,
+                   "swapdims": transpose, "t": t, "squeeze": _squeeze_fn, "unsqueeze": unsqueeze,
+                   "flatten": flatten, "unflatten": unflatten, "narrow": narrow, "select": select,
+                   "diagonal": diagonal, "movedim": movedim, "moveaxis": movedim,
+                   "as_strided": as_strided}.items():
+    public(_name, _fn)

@@ -1,3 +1,457 @@
-"""CPU elementwise kernels on numpy."""
+"""CPU elementwise kernels on numpy, with PyTorch's semantics where numpy's differ.
 
-KERNELS = {}
+The core has already checked shapes, devices and dtypes and decides result
+dtypes (``binary_dtype``, ``float_dtype``); kernels compute in that dtype.
+float16 and bfloat16 compute transcendental and multi-step ops in float32
+and round once at the end, as PyTorch's "opmath" does. Every kernel runs
+with numpy's floating-point warnings off (PyTorch gives inf and NaN
+silently); integer division and remainder by zero raise
+``RuntimeError("ZeroDivisionError")`` like PyTorch.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import tensorplug
+from tensorplug import dtypes as _dt
+from tensorplug.ops.elementwise import float_dtype
+from tensorplug.ops.promotion import binary_dtype, result_type
+
+from .kernels import wrap, cast, write
+
+_BOOL = tensorplug.bool
+_INTEGRAL = _dt.INTEGRAL
+_FLOATING = _dt.FLOATING
+_OPMATH = {tensorplug.float16: tensorplug.float32, tensorplug.bfloat16: tensorplug.float32}
+_np_add, _np_sub, _np_mul, _np_div = np.add, np.subtract, np.multiply, np.true_divide
+
+try:
+    # numpy >= 2 keeps np.errstate in a context variable; setting it directly costs a quarter
+    # of entering np.errstate, which matters on the x + y fast path
+    from numpy._core._ufunc_config import _extobj_contextvar as _ERRSTATE
+    from numpy._core._multiarray_umath import _make_extobj
+    _IGNORE = _make_extobj(all="ignore")
+    _quiet_on, _quiet_off = _ERRSTATE.set, _ERRSTATE.reset
+except ImportError:  # a numpy without them: the public way
+    _IGNORE = None
+
+    def _quiet_on(_):
+        state = np.errstate(all="ignore")
+        state.__enter__()
+        return state
+
+    def _quiet_off(state):
+        state.__exit__(None, None, None)
+
+
+def quiet(kernel):
+    """``kernel`` run with numpy's floating-point warnings off."""
+    def run(*args):
+        token = _quiet_on(_IGNORE)
+        try:
+            return kernel(*args)
+        finally:
+            _quiet_off(token)
+    run.__name__ = kernel.__name__
+    return run
+
+
+def _opmath(d):
+    return _OPMATH.get(d, d)
+
+
+def _rounded(r, d, c):
+    """``r``, computed in ``c``, as an array of the result dtype ``d``."""
+    return r if c is d else r.astype(d.np)
+
+
+def _number(v, d):
+    """The Python number ``v`` as a numpy value of dtype ``d`` (integers wrap around)."""
+    return np.array(v).astype(d.np)
+
+
+def _inplace(kernel):
+    """In-place kernel from an out-of-place one: compute, then store cast into self (through views)."""
+    def inplace(self, *args):
+        return write(self, kernel(self, *args)._data)
+    inplace.__name__ = kernel.__name__ + "_"
+    return inplace
+
+
+# -- unary: floating results --------------------------------------------------------------------
+def _float_unary(fn):
+    def kernel(self):
+        d = float_dtype(self._dtype)
+        c = _opmath(d)
+        r = fn(cast(self, c))
+        return wrap(_rounded(r, d, c), d)
+    kernel.__name__ = fn.__name__
+    return kernel
+
+
+def _rsqrt(a):
+    return 1 / np.sqrt(a)
+
+
+def _sigmoid(a):
+    # 1 / (1 + exp(-x)) keeps relative precision in the negative tail; exp overflow gives 0
+    e = np.negative(a, out=np.empty_like(a))  # an array even for 0-d input, so the rest is in place
+    np.exp(e, out=e)
+    e += 1
+    return np.reciprocal(e, out=e)
+
+
+_erf_py = np.frompyfunc(math.erf, 1, 1)
+
+# W. J. Cody, "Rational Chebyshev approximations for the error function" (1969), as in CALERF:
+# erf on [0, 0.46875] and erfc on [0.46875, 4]; beyond 4, erf is 1 to float32 precision
+_ERF_A = (3.16112374387056560e00, 1.13864154151050156e02, 3.77485237685302021e02, 3.20937758913846947e03,
+          1.85777706184603153e-1)
+_ERF_B = (2.36012909523441209e01, 2.44024637934444173e02, 1.28261652607737228e03, 2.84423683343917062e03)
+_ERF_C = (5.64188496988670089e-1, 8.88314979438837594e00, 6.61191906371416295e01, 2.98635138197400131e02,
+          8.81952221241769090e02, 1.71204761263407058e03, 2.05107837782607147e03, 1.23033935479799725e03,
+          2.15311535474403846e-8)
+_ERF_D = (1.57449261107098347e01, 1.17693950891312499e02, 5.37181101862009858e02, 1.62138957456669019e03,
+          3.29079923573345963e03, 4.36261909014324716e03, 3.43936767414372164e03, 1.23033935480374942e03)
+
+
+def erf_float32(x):
+    """erf of a float64 array to float32 precision (abs error < 2e-8 before rounding), in place
+    where possible: about 20 passes over the data."""
+    shape = x.shape
+    x = x.reshape(-1)  # numpy returns scalars, not arrays, for 0-d operands: in-place steps need arrays
+    y = np.abs(x)
+    t = np.clip(y, 0.46875, 4.0)
+    num = t * _ERF_C[8]
+    num += _ERF_C[0]
+    den = t + _ERF_D[0]
+    for i in range(1, 8):
+        num *= t
+        num += _ERF_C[i]
+        den *= t
+        den += _ERF_D[i]
+    num /= den
+    np.multiply(t, t, out=t)
+    np.negative(t, out=t)
+    np.exp(t, out=t)
+    num *= t
+    out = np.subtract(1.0, num, out=num)  # erf = 1 - erfc
+    small = y <= 0.46875
+    ys = y[small]
+    z = ys * ys
+    sn, sd = z * _ERF_A[4], z.copy()
+    for i in range(3):
+        sn += _ERF_A[i]
+        sn *= z
+        sd += _ERF_B[i]
+        sd *= z
+    out[small] = ys * (sn + _ERF_A[3]) / (sd + _ERF_B[3])
+    return np.copysign(out, x, out=out).reshape(shape)
+
+
+def _erf(a):
+    a = np.asarray(a)
+    if a.dtype == np.float64:
+        return np.asarray(_erf_py(a), dtype=np.float64)  # math.erf: exact, fine for small tensors
+    return erf_float32(a.astype(np.float64)).astype(a.dtype)
+
+
+_FLOAT_FNS = {
+    "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "log": np.log, "log2": np.log2, "log10": np.log10,
+    "log1p": np.log1p, "sqrt": np.sqrt, "rsqrt": _rsqrt, "sin": np.sin, "cos": np.cos, "tan": np.tan,
+    "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh,
+    "tanh": np.tanh, "sigmoid": _sigmoid, "erf": _erf, "reciprocal": np.reciprocal,
+}
+
+
+# -- unary: dtype preserving --------------------------------------------------------------------
+def abs(self):
+    return wrap(np.abs(self._data), self._dtype)
+
+
+def neg(self):
+    return wrap(np.negative(self._data), self._dtype)
+
+
+def sign(self):
+    a, d = self._data, self._dtype
+    if d.category == _INTEGRAL:
+        return wrap(np.sign(a), d)
+    if d is _BOOL:
+        return wrap(a.copy(), d)
+    # PyTorch's (0 < x) - (x < 0): NaN and -0.0 give +0
+    return wrap((a > 0).astype(d.np) - (a < 0).astype(d.np), d)
+
+
+def _rounding(ufunc):
+    def kernel(self):
+        d = self._dtype
+        if d.category != _FLOATING:
+            return wrap(self._data.copy(), d)
+        return wrap(ufunc(self._data), d)
+    kernel.__name__ = ufunc.__name__
+    return kernel
+
+
+floor, ceil, trunc, round = _rounding(np.floor), _rounding(np.ceil), _rounding(np.trunc), _rounding(np.rint)
+
+
+def round_decimals(self, decimals):
+    a, d = self._data, self._dtype
+    if decimals >= 0:
+        p = _number(10.0 ** decimals, d)
+        r = np.rint(a * p) / p
+    else:
+        p = _number(10.0 ** -decimals, d)
+        r = np.rint(a / p) * p
+    return wrap(r, d)
+
+
+def frac(self):
+    a = self._data
+    return wrap(a - np.trunc(a), self._dtype)
+
+
+def _truth(t):
+    return t._data if t._dtype is _BOOL else t._data != 0
+
+
+def logical_not(self):
+    return wrap(np.logical_not(_truth(self)), _BOOL)
+
+
+def bitwise_not(self):
+    return wrap(np.invert(self._data), self._dtype)
+
+
+# -- binary arithmetic --------------------------------------------------------------------------
+# add, sub and mul switch warnings off themselves: the quiet() wrapper's extra call shows on x + y
+def add(self, other, alpha=1):
+    token = _quiet_on(_IGNORE)
+    try:
+        d = self._dtype
+        if d is other._dtype and alpha == 1:
+            return wrap(_np_add(self._data, other._data), d)
+        return _add_sub(_np_add, self, other, alpha)
+    finally:
+        _quiet_off(token)
+
+
+def sub(self, other, alpha=1):
+    token = _quiet_on(_IGNORE)
+    try:
+        d = self._dtype
+        if d is other._dtype and alpha == 1:
+            return wrap(_np_sub(self._data, other._data), d)
+        return _add_sub(_np_sub, self, other, alpha)
+    finally:
+        _quiet_off(token)
+
+
+def _add_sub(ufunc, self, other, alpha):
+    d = binary_dtype(self, other)
+    if alpha == 1:
+        return wrap(ufunc(cast(self, d), cast(other, d)), d)
+    c = _opmath(d)
+    r = ufunc(cast(self, c), cast(other, c) * _number(alpha, c))
+    return wrap(_rounded(r, d, c), d)
+
+
+def mul(self, other):
+    token = _quiet_on(_IGNORE)
+    try:
+        d = self._dtype
+        if d is other._dtype:
+            return wrap(_np_mul(self._data, other._data), d)
+        d = binary_dtype(self, other)
+        return wrap(_np_mul(cast(self, d), cast(other, d)), d)
+    finally:
+        _quiet_off(token)
+
+
+def div(self, other):
+    d = float_dtype(binary_dtype(self, other))
+    return wrap(_np_div(cast(self, d), cast(other, d)), d)
+
+
+def _check_nonzero(b):
+    if not b.all():
+        raise RuntimeError("ZeroDivisionError")
+
+
+def div_mode(self, other, rounding_mode=None):
+    if rounding_mode is None:
+        return div(self, other)
+    d = binary_dtype(self, other)
+    a, b = cast(self, d), cast(other, d)
+    if d.category == _INTEGRAL:
+        _check_nonzero(b)
+        if rounding_mode == "floor":
+            return wrap(np.floor_divide(a, b), d)
+        # a - fmod(a, b) is an exact multiple of b, so floor division of it truncates
+        return wrap(np.floor_divide(a - np.fmod(a, b), b), d)
+    c = _opmath(d)
+    a, b = a.astype(c.np, copy=False), b.astype(c.np, copy=False)
+    # numpy's float floor_divide is PyTorch's div_floor (fmod-based, exact)
+    r = np.floor_divide(a, b) if rounding_mode == "floor" else np.trunc(_np_div(a, b))
+    return wrap(_rounded(r, d, c), d)
+
+
+def remainder(self, other):
+    d = binary_dtype(self, other)
+    a, b = cast(self, d), cast(other, d)
+    if d.category == _INTEGRAL:
+        _check_nonzero(b)
+        return wrap(np.remainder(a, b), d)
+    c = _opmath(d)
+    a, b = a.astype(c.np, copy=False), b.astype(c.np, copy=False)
+    # PyTorch's: fmod, moved into the divisor's sign (zero keeps the dividend's sign, unlike numpy)
+    m = np.fmod(a, b)
+    m = np.where((m != 0) & ((b < 0) != (m < 0)), m + b, m)
+    return wrap(_rounded(m, d, c), d)
+
+
+def fmod(self, other):
+    d = binary_dtype(self, other)
+    a, b = cast(self, d), cast(other, d)
+    if d.category == _INTEGRAL:
+        _check_nonzero(b)
+    return wrap(np.fmod(a, b), d)
+
+
+def pow(self, exponent):
+    d = binary_dtype(self, exponent)
+    a, b = cast(self, d), cast(exponent, d)
+    if b.ndim == 0 and b == 2:  # x ** 2, the common case, is one multiplication
+        return wrap(np.square(a), d)
+    if d.category == _INTEGRAL:
+        if d.is_signed:
+            neg = b < 0
+            if neg.any():
+                return wrap(_int_pow_negative(a, b, neg, d), d)
+        return wrap(np.power(a, b), d)
+    c = _opmath(d)
+    r = np.power(a.astype(c.np, copy=False), b.astype(c.np, copy=False))
+    return wrap(_rounded(r, d, c), d)
+
+
+def _int_pow_negative(a, b, neg, d):
+    # numpy refuses negative integer exponents; PyTorch gives 1 for base 1, +-1 for base -1, else 0
+    r = np.power(a, np.where(neg, 0, b))
+    special = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0)).astype(d.np)
+    return np.where(neg, special, r)
+
+
+def atan2(self, other):
+    d = float_dtype(binary_dtype(self, other))
+    c = _opmath(d)
+    r = np.arctan2(cast(self, c), cast(other, c))
+    return wrap(_rounded(r, d, c), d)
+
+
+def _promoting(ufunc):
+    """Kernel applying ``ufunc`` in the promoted dtype (maximum, minimum, bitwise ops)."""
+    def kernel(self, other):
+        d = self._dtype
+        if d is not other._dtype:
+            d = binary_dtype(self, other)
+        return wrap(ufunc(cast(self, d), cast(other, d)), d)
+    kernel.__name__ = ufunc.__name__
+    return kernel
+
+
+def _comparison(ufunc):
+    def kernel(self, other):
+        d = self._dtype
+        if d is not other._dtype:
+            d = binary_dtype(self, other)
+        return wrap(ufunc(cast(self, d), cast(other, d)), _BOOL)
+    kernel.__name__ = ufunc.__name__
+    return kernel
+
+
+def _logical(ufunc):
+    def kernel(self, other):
+        return wrap(ufunc(_truth(self), _truth(other)), _BOOL)
+    kernel.__name__ = ufunc.__name__
+    return kernel
+
+
+# -- where, clamp -------------------------------------------------------------------------------
+def where(condition, self, other):
+    d = binary_dtype(self, other)
+    return wrap(np.where(condition._data, cast(self, d), cast(other, d)), d)
+
+
+def clamp_tensor(self, min=None, max=None):
+    d = result_type(*[t for t in (self, min, max) if t is not None])
+    # np.clip is minimum(maximum(x, min), max), NaN-propagating like PyTorch, and much faster
+    return wrap(np.clip(cast(self, d), None if min is None else cast(min, d),
+                        None if max is None else cast(max, d)), d)
+
+
+# -- in place: fast paths write into self with out= ------------------------------------------------
+def _inplace_add_sub(ufunc, out_of_place):
+    def kernel(self, other, alpha=1):
+        d = self._dtype
+        if other._dtype is d or binary_dtype(self, other) is d:
+            b = cast(other, d)
+            if alpha != 1:
+                b = b * _number(alpha, d)
+            ufunc(self._data, b, out=self._data)
+            return self
+        return write(self, out_of_place(self, other, alpha)._data)
+    kernel.__name__ = out_of_place.__name__ + "_"
+    return kernel
+
+
+def mul_(self, other):
+    d = self._dtype
+    if other._dtype is d or binary_dtype(self, other) is d:
+        _np_mul(self._data, cast(other, d), out=self._data)
+        return self
+    return write(self, mul(self, other)._data)
+
+
+def div_(self, other):
+    d = self._dtype
+    if other._dtype is d or binary_dtype(self, other) is d:
+        _np_div(self._data, cast(other, d), out=self._data)
+        return self
+    return write(self, div(self, other)._data)
+
+
+_KERNELS = {
+    "div.Tensor": div, "div.Tensor_mode": div_mode,
+    "add_.Tensor": _inplace_add_sub(_np_add, add), "sub_.Tensor": _inplace_add_sub(_np_sub, sub),
+    "mul_.Tensor": mul_, "div_.Tensor": div_, "div_.Tensor_mode": _inplace(div_mode),
+    "remainder.Tensor": remainder, "remainder_.Tensor": _inplace(remainder),
+    "fmod.Tensor": fmod, "fmod_.Tensor": _inplace(fmod),
+    "pow.Tensor_Tensor": pow, "pow_.Tensor": _inplace(pow),
+    "atan2": atan2, "atan2_": _inplace(atan2),
+    "maximum": _promoting(np.maximum), "minimum": _promoting(np.minimum),
+    "where.self": where, "clamp.Tensor": clamp_tensor, "clamp_.Tensor": _inplace(clamp_tensor),
+    "round.decimals": round_decimals, "round_.decimals": _inplace(round_decimals),
+}
+for _name, _fn in _FLOAT_FNS.items():
+    _KERNELS[_name] = _float_unary(_fn)
+    _KERNELS[_name + "_"] = _inplace(_KERNELS[_name])
+for _fn in (abs, neg, sign, floor, ceil, trunc, round, frac, logical_not, bitwise_not):
+    _name = "round" if _fn is round else _fn.__name__
+    _KERNELS[_name] = _fn
+    _KERNELS[_name + "_"] = _inplace(_fn)
+for _name, _ufunc in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("le", np.less_equal),
+                      ("gt", np.greater), ("ge", np.greater_equal)):
+    _KERNELS[_name + ".Tensor"] = _comparison(_ufunc)
+for _name, _ufunc in (("and", np.logical_and), ("or", np.logical_or), ("xor", np.logical_xor)):
+    _KERNELS[f"logical_{_name}"] = _logical(_ufunc)
+    _KERNELS[f"logical_{_name}_"] = _inplace(_KERNELS[f"logical_{_name}"])
+for _name, _ufunc in (("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwise_xor)):
+    _KERNELS[f"bitwise_{_name}.Tensor"] = _promoting(_ufunc)
+    _KERNELS[f"bitwise_{_name}_.Tensor"] = _inplace(_KERNELS[f"bitwise_{_name}.Tensor"])
+
+KERNELS = {"add.Tensor": add, "sub.Tensor": sub, "mul.Tensor": mul}
+KERNELS.update({name: quiet(kernel) for name, kernel in _KERNELS.items()})

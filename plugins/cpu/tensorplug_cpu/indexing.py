@@ -1,3 +1,164 @@
-"""CPU indexing kernels on numpy."""
+"""CPU indexing, joining and sorting kernels on numpy.
 
-KERNELS = {}
+The core has checked dtypes and shapes; these kernels check what depends on
+index values (bounds, bool-mask counts) and raise the core's errors for them.
+A zero-dim tensor is handled as the one-element 1-D tensor PyTorch treats it as.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tensorplug
+from tensorplug.ops.indexing import (index_bounds_error, index_select_range_error, check_index_put_shapes,
+                                     cat_plan)
+
+from .kernels import wrap
+
+_int64 = tensorplug.int64
+_bool = tensorplug.bool
+_uint8 = tensorplug.uint8
+_f32 = np.dtype(np.float32)
+
+
+def _first_outside(idx, lo, hi):
+    """The first element of ``idx`` outside ``[lo, hi)``, or None; one min/max pass when all are in range."""
+    if not idx.size or (idx.min() >= lo and idx.max() < hi):
+        return None
+    flat = idx.ravel()
+    return int(flat[(flat < lo) | (flat >= hi)][0])
+
+
+def _check_dim_index(idx, dim, size):
+    bad = _first_outside(idx, 0, size)
+    if bad is not None:
+        raise index_bounds_error(bad, dim, size)
+
+
+def _as_1d(a):
+    return a.reshape(1) if not a.ndim else a
+
+
+def index_select(self, dim, index):
+    a, idx = self._data, index._data
+    size = a.shape[dim] if a.ndim else 1
+    bad = _first_outside(idx, 0, size)
+    if bad is not None:
+        raise index_select_range_error(bad, dim % max(a.ndim, 1), a.ndim, size)
+    if not a.ndim:
+        return wrap(a.copy(), self._dtype)
+    return wrap(np.take(a, _as_1d(idx), axis=dim), self._dtype)
+
+
+def _leading(a, shape, dim):
+    """``a`` cut to ``shape`` on every dim but ``dim`` (index tensors may be smaller than self)."""
+    if a.shape == shape:
+        return a
+    return a[tuple(slice(None) if d == dim else slice(0, s) for d, s in enumerate(shape))]
+
+
+def gather(self, dim, index, sparse_grad=False):
+    idx = _as_1d(index._data)
+    a = _as_1d(self._data)
+    if not idx.size:
+        return wrap(np.empty(index._shape, dtype=a.dtype), self._dtype)
+    dim %= a.ndim
+    _check_dim_index(idx, dim, a.shape[dim])
+    out = np.take_along_axis(_leading(a, idx.shape, dim), idx, dim)
+    return wrap(out.reshape(index._shape), self._dtype)
+
+
+def scatter_(self, dim, index, src):
+    idx = _as_1d(index._data)
+    if not idx.size:
+        return self
+    a = _as_1d(self._data)
+    dim %= a.ndim
+    _check_dim_index(idx, dim, a.shape[dim])
+    values = _as_1d(src._data)[tuple(slice(0, s) for s in idx.shape)]
+    np.put_along_axis(_leading(a, idx.shape, dim), idx, values, dim)
+    return self
+
+
+def scatter_add_(self, dim, index, src):
+    idx = _as_1d(index._data)
+    if not idx.size:
+        return self
+    a = _as_1d(self._data)
+    dim %= a.ndim
+    _check_dim_index(idx, dim, a.shape[dim])
+    values = _as_1d(src._data)[tuple(slice(0, s) for s in idx.shape)]
+    # full coordinates of every index element: its own position, except ``index`` along ``dim``
+    key = tuple(idx if d == dim else np.arange(s).reshape([-1 if e == d else 1 for e in range(idx.ndim)])
+                for d, s in enumerate(idx.shape))
+    np.add.at(a, key, values)
+    return self
+
+
+def index_put_(self, indices, values, accumulate=False):
+    a = self._data
+    key, entries, masks, d = [], [], False, 0
+    for ix in indices:
+        if ix is None:
+            key.append(slice(None))
+            entries.append(None)
+            d += 1
+        elif ix._dtype is _bool or ix._dtype is _uint8:
+            m = ix._data if ix._dtype is _bool else ix._data.astype(bool)
+            key.append(m)
+            count = (int(np.count_nonzero(m)),)
+            entries.extend([(count, 1)] * m.ndim if m.ndim else [(count, 0)])
+            masks = True
+            d += m.ndim
+        else:
+            idx = ix._data
+            size = a.shape[d]
+            bad = _first_outside(idx, -size, size)
+            if bad is not None:
+                raise index_bounds_error(bad, d, size, IndexError)
+            key.append(idx)
+            entries.append((idx.shape, 1))
+            d += 1
+    if masks:
+        check_index_put_shapes(a.shape, entries, values._shape)
+    key = tuple(key)
+    if accumulate:
+        np.add.at(a, key, values._data)
+    else:
+        a[key] = values._data
+    return self
+
+
+def masked_fill_(self, mask, value):
+    np.copyto(self._data, value._data, casting="unsafe", where=mask._data)
+    return self
+
+
+def cat(tensors, dim=0):
+    kept, dim, dtype = cat_plan(tensors, dim)
+    if not kept:
+        return wrap(np.empty((0,), dtype=dtype.np), dtype)
+    return wrap(np.concatenate([t._data for t in kept], axis=dim, dtype=dtype.np, casting="unsafe"), dtype)
+
+
+def sort(self, stable=None, dim=-1, descending=False):
+    a = self._data
+    if not a.ndim:
+        return wrap(a.copy(), self._dtype), wrap(np.zeros((), dtype=np.int64), _int64)
+    # ml_dtypes' bfloat16 sort does not order NaN; float32 holds every bfloat16 exactly
+    keys = a.astype(_f32) if self._dtype is tensorplug.bfloat16 else a
+    if descending:
+        # a stable ascending sort of the reversed input, read backwards, is a stable descending
+        # sort that puts NaN first, as PyTorch does
+        rev = np.argsort(np.flip(keys, dim), axis=dim, kind="stable")
+        idx = (a.shape[dim] - 1) - np.flip(rev, dim)
+    else:
+        idx = np.argsort(keys, axis=dim, kind="stable")
+    idx = idx.astype(np.int64, copy=False)
+    return wrap(np.take_along_axis(a, idx, dim), self._dtype), wrap(idx, _int64)
+
+
+KERNELS = {
+    "index_select": index_select, "gather": gather, "scatter_.src": scatter_, "scatter_add_": scatter_add_,
+    "index_put_": index_put_, "masked_fill_.Tensor": masked_fill_, "cat": cat, "sort.stable": sort,
+}

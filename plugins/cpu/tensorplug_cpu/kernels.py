@@ -16,8 +16,6 @@ import numpy as np
 
 import tensorplug
 from tensorplug.tensor import Tensor, make_view
-from tensorplug.ops.promotion import binary_dtype
-from tensorplug.ops.reductions import reduce_dims, sum_dtype
 
 from .backend import CPU
 
@@ -93,64 +91,6 @@ def as_strided(self, size, stride, storage_offset=None):
     return make_view(self, arr)
 
 
-# -- arithmetic --------------------------------------------------------------------------
-def add(self, other, alpha=1):
-    dt = binary_dtype(self, other)
-    b = cast(other, dt)
-    if alpha != 1:
-        b = b * np.asarray(alpha, dtype=dt.np)
-    return wrap(np.add(cast(self, dt), b), dt)
-
-
-def sub(self, other, alpha=1):
-    dt = binary_dtype(self, other)
-    b = cast(other, dt)
-    if alpha != 1:
-        b = b * np.asarray(alpha, dtype=dt.np)
-    return wrap(np.subtract(cast(self, dt), b), dt)
-
-
-def mul(self, other):
-    dt = binary_dtype(self, other)
-    if dt is tensorplug.bool:
-        return wrap(np.logical_and(self._data, other._data), dt)
-    return wrap(np.multiply(cast(self, dt), cast(other, dt)), dt)
-
-
-def _inplace(fn):
-    def kernel(self, *args):
-        return write(self, fn(self, *args)._data)
-    kernel.__name__ = fn.__name__ + "_"
-    return kernel
-
-
-def neg(self):
-    if self._dtype is tensorplug.bool:
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
-                           "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
-    return wrap(np.negative(self._data), self._dtype)
-
-
-def exp(self):
-    d = self._dtype if self._dtype.is_floating_point else tensorplug.get_default_dtype()
-    return wrap(np.exp(cast(self, d)), d)
-
-
-# -- reductions ---------------------------------------------------------------------------
-def sum(self, dim=None, keepdim=False, dtype=None):
-    dims = reduce_dims(self, dim)
-    d = sum_dtype(self, dtype)
-    return wrap(np.sum(self._data, axis=dims, dtype=d.np, keepdims=keepdim), d)
-
-
-# -- matmul -------------------------------------------------------------------------------
-def matmul(self, other):
-    return wrap(np.matmul(self._data, other._data), self._dtype)
-
-
 KERNELS = {
     "empty": empty, "fill_.Scalar": fill_, "copy_": copy_, "as_strided": as_strided,
-    "add.Tensor": add, "sub.Tensor": sub, "mul.Tensor": mul,
-    "add_.Tensor": _inplace(add), "sub_.Tensor": _inplace(sub), "mul_.Tensor": _inplace(mul),
-    "neg": neg, "exp": exp, "sum.dim_IntList": sum, "matmul": matmul,
 }

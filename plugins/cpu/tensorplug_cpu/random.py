@@ -1,3 +1,80 @@
-"""CPU random kernels on numpy."""
+"""CPU random kernels: numpy samplers drawing from the generator's PCG64 stream.
 
-KERNELS = {}
+The core has checked ranges, dtypes and the generator's device; kernels
+take the stream from ``host_rng(generator)`` (the default CPU generator when
+``generator`` is None), so seeding and saved states behave the same as for
+any other backend that draws from it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tensorplug
+from tensorplug.ops.random import host_rng, random_bounds
+
+from .kernels import wrap, write
+
+
+def _sample_dtype(dtype):
+    """numpy samples float32 or float64; half types are drawn in float32 and rounded."""
+    return np.float64 if dtype is tensorplug.float64 else np.float32
+
+
+def uniform_(self, from_=0.0, to=1.0, generator=None):
+    u = host_rng(generator).random(self._shape, dtype=_sample_dtype(self._dtype))
+    if from_ != 0.0 or to != 1.0:
+        u *= to - from_
+        u += from_
+    return write(self, u)
+
+
+def normal_(self, mean=0.0, std=1.0, generator=None):
+    z = host_rng(generator).standard_normal(self._shape, dtype=_sample_dtype(self._dtype))
+    if std != 1.0:
+        z *= std
+    if mean != 0.0:
+        z += mean
+    return write(self, z)
+
+
+def bernoulli_(self, p=0.5, generator=None):
+    return write(self, host_rng(generator).random(self._shape) < p)
+
+
+def bernoulli(self, generator=None):
+    p = self._data if self._dtype is tensorplug.float64 else self._data.astype(np.float32)
+    draws = host_rng(generator).random(self._shape, dtype=p.dtype.type) < p
+    return wrap(draws.astype(self._dtype.np), self._dtype)
+
+
+def random_from_(self, from_, to=None, generator=None):
+    low, high = random_bounds(self._dtype, from_, to)
+    return write(self, host_rng(generator).integers(low, high, size=self._shape, dtype=np.int64, endpoint=True))
+
+
+def multinomial(self, num_samples, replacement=False, generator=None):
+    rng = host_rng(generator)
+    n = self._shape[-1]
+    rows = self._data.astype(np.float64).reshape(-1, n)
+    if replacement:
+        cdf = np.cumsum(rows, axis=1)
+        cdf /= cdf[:, -1:]
+        u = rng.random((rows.shape[0], num_samples))
+        out = np.empty(u.shape, dtype=np.int64)
+        for i in range(rows.shape[0]):
+            out[i] = np.searchsorted(cdf[i], u[i], side="right")
+    else:
+        # exponential race (what PyTorch does): the k largest p / E are a sample without replacement
+        keys = rows / rng.standard_exponential(rows.shape)
+        out = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+    return wrap(out.reshape(self._shape[:-1] + (num_samples,)), tensorplug.int64)
+
+
+def randperm(n, generator=None, dtype=None, device=None):
+    d = dtype or tensorplug.int64
+    return wrap(host_rng(generator).permutation(n).astype(d.np), d)
+
+
+KERNELS = {"uniform_": uniform_, "normal_": normal_, "bernoulli_.float": bernoulli_, "bernoulli": bernoulli,
+           "random_.from": random_from_, "multinomial": multinomial, "randperm": randperm}

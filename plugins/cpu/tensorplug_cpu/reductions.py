@@ -1,3 +1,102 @@
-"""CPU reductions kernels on numpy."""
+"""CPU reductions and matmul on numpy.
 
-KERNELS = {}
+float16 and bfloat16 sums, products and matmuls accumulate in float32 and
+round once at the end, as PyTorch's CPU kernels do for sums and matmuls
+(numpy would accumulate in the narrow type); ml_dtypes' bfloat16 lacks
+NaN-aware min/max loops, so extremes go through float32 too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tensorplug
+from tensorplug.ops.reductions import sum_dtype, any_dtype
+
+from .kernels import wrap, cast
+
+_f32 = np.dtype(np.float32)
+_int64 = tensorplug.int64
+_HALF = (tensorplug.float16, tensorplug.bfloat16)
+_BF16 = tensorplug.bfloat16
+
+
+def _axes(self, dim):
+    """numpy axes for the core's (already checked) dims: None for all, and for a 0-dim tensor."""
+    return dim if dim and self._shape else None
+
+
+def _accumulate(ufunc, self, axis, keepdim, d):
+    """``ufunc.reduce`` of self's values in dtype ``d``, through float32 for half types."""
+    if d in _HALF:
+        return ufunc.reduce(cast(self, d), axis=axis, dtype=_f32, keepdims=keepdim).astype(d.np)
+    return ufunc.reduce(self._data, axis=axis, dtype=d.np, keepdims=keepdim)
+
+
+def sum(self, dim=None, keepdim=False, dtype=None):
+    d = sum_dtype(self, dtype)
+    return wrap(_accumulate(np.add, self, _axes(self, dim), keepdim, d), d)
+
+
+def prod(self, dim, keepdim=False, dtype=None):
+    # PyTorch multiplies half types in their own precision, rounding at every step in an order
+    # set by its vector width; one rounding of the float32 product is at least as accurate
+    d = sum_dtype(self, dtype)
+    return wrap(_accumulate(np.multiply, self, dim if self._shape else None, keepdim, d), d)
+
+
+def cumsum(self, dim, dtype=None):
+    d = sum_dtype(self, dtype)
+    a = self._data
+    if not self._shape:
+        return wrap(a.astype(d.np), d)
+    if d in _HALF:
+        return wrap(np.cumsum(cast(self, d), axis=dim, dtype=_f32).astype(d.np), d)
+    return wrap(np.cumsum(a, axis=dim, dtype=d.np), d)
+
+
+def _extreme(ufunc):
+    """amax/amin: np.maximum/np.minimum propagate NaN, as PyTorch does."""
+    def kernel(self, dim=(), keepdim=False):
+        a = self._data
+        if self._dtype is _BF16:
+            return wrap(ufunc.reduce(a.astype(_f32), axis=_axes(self, dim), keepdims=keepdim).astype(a.dtype), _BF16)
+        return wrap(ufunc.reduce(a, axis=_axes(self, dim), keepdims=keepdim), self._dtype)
+    kernel.__name__ = ufunc.__name__
+    return kernel
+
+
+def _arg_extreme(fn):
+    def kernel(self, dim=None, keepdim=False):
+        a = self._data
+        if self._dtype is _BF16:
+            a = a.astype(_f32)
+        out = fn(a, axis=dim if self._shape else None, keepdims=keepdim)
+        return wrap(out.astype(np.int64, copy=False), _int64)
+    kernel.__name__ = fn.__name__
+    return kernel
+
+
+def _logical(fn):
+    def kernel(self, dim=None, keepdim=False):
+        out = fn(self._data, axis=_axes(self, dim), keepdims=keepdim)
+        d = any_dtype(self)
+        return wrap(out if d is tensorplug.bool else out.astype(d.np), d)
+    kernel.__name__ = fn.__name__
+    return kernel
+
+
+def matmul(self, other):
+    d = self._dtype
+    if d in _HALF:
+        return wrap(np.matmul(self._data.astype(_f32), other._data.astype(_f32)).astype(d.np), d)
+    return wrap(np.matmul(self._data, other._data), d)
+
+
+KERNELS = {
+    "sum.dim_IntList": sum, "prod.dim_int": prod, "cumsum": cumsum,
+    "amax": _extreme(np.maximum), "amin": _extreme(np.minimum),
+    "argmax": _arg_extreme(np.argmax), "argmin": _arg_extreme(np.argmin),
+    "any.dims": _logical(np.any), "all.dims": _logical(np.all),
+    "matmul": matmul,
+}

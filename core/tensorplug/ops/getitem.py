@@ -1,0 +1,281 @@
+"""``Tensor.__getitem__`` / ``__setitem__`` and the ``index.Tensor`` primitive.
+
+Indexing follows PyTorch: ints, slices (positive steps), ``None`` and
+``...`` are *basic* indices and give views built from the view ops (select,
+slice, unsqueeze), so writes through the result reach the base. Integer and
+boolean tensors (or lists, numpy arrays, Python bools) are *advanced*
+indices: after the basic ones are applied, the remaining view is gathered
+with ``index.Tensor`` (a copy), which has numpy's rules (index tensors
+broadcast together; if they are not adjacent their dims go first). Ints are
+applied as ``select`` first, as PyTorch does, so unlike numpy an int never
+counts as an advanced index.
+
+Assignment writes into the basic view with ``fill_``/``copy_`` or, with
+advanced indices, ``index_put_`` from :mod:`tensorplug.ops.indexing`.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..tensor import Tensor
+from ._lib import defop, attach
+from .memory import fill_, copy_
+from .promotion import broadcast_shapes
+from .views import select, slice as slice_op, unsqueeze, squeeze, alias, expand
+
+_INDEX_DTYPES = (_dt.int64, _dt.int32)
+_MASK_DTYPES = (_dt.bool, _dt.uint8)
+
+
+# -- the primitive ------------------------------------------------------------
+def _check_index(self, indices):
+    shape = self._shape
+    dim = 0
+    shapes = []
+    bounds = []
+    for t in indices:
+        if t is None:
+            dim += 1
+            continue
+        d = t._dtype
+        if d in _MASK_DTYPES:
+            if d is _dt.uint8:
+                warnings.warn("indexing with dtype tensorplug.uint8 is now deprecated, please use a dtype "
+                              "tensorplug.bool instead.", UserWarning, stacklevel=3)
+            for j, n in enumerate(t._shape[:len(shape) - dim]):
+                if n != shape[dim + j]:
+                    raise IndexError(f"The shape of the mask {list(t._shape)} at index {j} does not match the "
+                                     f"shape of the indexed tensor {list(shape)} at index {dim + j}")
+            dim += len(t._shape)
+            shapes.append(None)
+        elif d in _INDEX_DTYPES:
+            if dim < len(shape):
+                bounds.append((t, dim))
+            dim += 1
+            shapes.append(t._shape)
+        else:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    if dim > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)} (got {dim})")
+    if not shapes:
+        raise IndexError("index(): expected at least one index tensor, got only None")
+    if any(s is None for s in shapes):
+        # masks become 1-D index tensors of their number of True elements
+        shapes = [(int(np.count_nonzero(t._host())),) if t is not None and t._dtype in _MASK_DTYPES else t._shape
+                  for t in indices if t is not None]
+    if len(shapes) > 1:
+        try:
+            broadcast_shapes(*shapes)
+        except RuntimeError:
+            raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
+                             + ", ".join(str(list(s)) for s in shapes)) from None
+    for t, d in bounds:
+        if t.numel():
+            _check_bounds(t._host(), d, shape[d])
+
+
+def _check_bounds(values, dim, size):
+    lo, hi = values.min(), values.max()
+    if lo < -size or hi >= size:
+        bad = lo if lo < -size else hi
+        raise IndexError(f"index {int(bad)} is out of bounds for dimension {dim} with size {size}")
+
+
+index = defop("index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", check=_check_index)
+
+
+# -- parsing an index -----------------------------------------------------------
+def _bad_index(obj):
+    name = type(obj).__name__ if type(obj).__module__ == "builtins" else \
+        f"{type(obj).__module__}.{type(obj).__name__}"
+    return IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                      f"valid indices (got {name})")
+
+
+def _as_index_tensor(obj, device):
+    """A list / numpy array / Python bool used as an index, as an int64 or bool tensor."""
+    from .factories import tensor
+    if isinstance(obj, np.ndarray):
+        arr = obj
+    else:
+        try:
+            arr = np.asarray(obj)
+        except ValueError:
+            raise _bad_index(obj) from None
+    if arr.size == 0:
+        arr = arr.astype(np.int64)
+    if arr.dtype.kind == "b":
+        return tensor(arr, dtype=_dt.bool, device=device)
+    if arr.dtype.kind in "iu":
+        return tensor(arr.astype(np.int64, copy=False), device=device)
+    raise _bad_index(obj)
+
+
+def _slice_bounds(s):
+    start, stop, step = s.start, s.stop, s.step
+    if step is None:
+        step = 1
+    else:
+        step = _int(step)
+        if step == 0:
+            raise ValueError("slice step cannot be zero")
+        if step < 0:
+            raise ValueError("step must be greater than zero")
+    return (None if start is None else _int(start)), (None if stop is None else _int(stop)), step
+
+
+def _int(v):
+    if v.__class__ is int:
+        return v
+    try:
+        return v.__index__()
+    except (AttributeError, TypeError):
+        raise TypeError("slice indices must be integers or None or have an __index__ method") from None
+
+
+def _select(t, dim, i, pos):
+    shape = t._shape
+    if not shape:
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
+                         "in C++ to convert a 0-dim tensor to a number")
+    size = shape[dim]
+    if not -size <= i < size:
+        raise IndexError(f"index {i} is out of bounds for dimension {pos} with size {size}")
+    return select(t, dim, i)
+
+
+def _apply(self, key):
+    """Apply the basic part of ``key``; returns (view, advanced) where advanced
+    lists ``(dim in view, index tensor)`` in order."""
+    if key.__class__ is not tuple:
+        key = (key,)
+    if any(isinstance(k, (list, tuple, np.ndarray)) for k in key):
+        key = tuple(_as_index_tensor(k, self._device) if isinstance(k, (list, tuple, np.ndarray)) else k
+                    for k in key)
+    consumed = 0
+    ellipsis = False
+    for k in key:
+        if k is None or k.__class__ is bool or k.__class__ is np.bool_:
+            continue
+        if k is Ellipsis:
+            if ellipsis:
+                raise IndexError("an index can only have a single ellipsis ('...')")
+            ellipsis = True
+        elif isinstance(k, Tensor) and k._dtype in _MASK_DTYPES:
+            consumed += len(k._shape)
+        else:
+            consumed += 1
+    ndim = len(self._shape)
+    if consumed > ndim:
+        if not ndim and len(key) == 1:
+            if key[0].__class__ is slice:
+                raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+            _select(self, 0, 0, 0)
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    out = self
+    dim = 0
+    adv = []
+    for pos, k in enumerate(key):
+        cls = k.__class__
+        if cls is int:
+            out = _select(out, dim, k, pos)
+        elif cls is slice:
+            start, stop, step = _slice_bounds(k)
+            if start is not None or stop is not None or step != 1:
+                out = slice_op(out, dim, start, stop, step)
+            dim += 1
+        elif k is None:
+            out = unsqueeze(out, dim)
+            dim += 1
+        elif k is Ellipsis:
+            dim += ndim - consumed
+        elif cls is bool or cls is np.bool_:
+            out = unsqueeze(out, dim)
+            adv.append((dim, _as_index_tensor([bool(k)], out._device)))
+            dim += 1
+        elif isinstance(k, Tensor):
+            if k._dtype in _MASK_DTYPES and not k._shape:
+                out = unsqueeze(out, dim)
+                k = unsqueeze(k, 0)
+            adv.append((dim, k))
+            dim += len(k._shape) if k._dtype in _MASK_DTYPES else 1
+        elif isinstance(k, numbers.Integral):
+            out = _select(out, dim, int(k), pos)
+        else:
+            raise _bad_index(k)
+    if out is self:
+        out = alias(self)
+    return out, adv
+
+
+def _index_list(view, adv):
+    """The ``Tensor?[]`` argument of index/index_put_ for advanced indices at view dims."""
+    indices = []
+    dim = 0
+    for d, t in adv:
+        while dim < d:
+            indices.append(None)
+            dim += 1
+        indices.append(t)
+        dim += len(t._shape) if t._dtype in _MASK_DTYPES else 1
+    return indices
+
+
+def getitem(self, key):
+    """``tensor[key]``: a view for basic indices, a copy when any index is a tensor, list or bool."""
+    if key.__class__ is int:
+        return _select(self, 0, key, 0)
+    view, adv = _apply(self, key)
+    if not adv:
+        return view
+    return index(view, _index_list(view, adv))
+
+
+def _value_tensor(self, value):
+    if isinstance(value, Tensor):
+        if value._dtype is not self._dtype:
+            value = value.to(self._dtype)
+        return value
+    from .elementwise import scalar_tensor
+    return scalar_tensor(value, self._dtype, self._device)
+
+
+def _strip_leading_ones(value):
+    """Drop leading size-1 dims of ``value``, as PyTorch does (so ``x[0] = ones(1, n)`` works)."""
+    shape = value._shape
+    lead = 0
+    while lead < len(shape) and shape[lead] == 1:
+        lead += 1
+    return squeeze(value, tuple(range(lead))) if lead else value
+
+
+def setitem(self, key, value):
+    """``tensor[key] = value`` with a Python number or a tensor (broadcast, cast to ``self.dtype``)."""
+    if not isinstance(value, (Tensor, numbers.Number)):
+        raise TypeError(f"can't assign a {type(value).__name__} to a {self._dtype!r} tensor")
+    if key.__class__ is int:
+        view, adv = _select(self, 0, key, 0), None
+    else:
+        view, adv = _apply(self, key)
+    if not adv:
+        if isinstance(value, Tensor):
+            value = _strip_leading_ones(value)
+            if value._shape != view._shape:
+                value = expand(value, view._shape)
+            copy_(view, value)
+        else:
+            fill_(view, value)
+        return
+    from . import indexing
+    value = _value_tensor(self, value)
+    value = _strip_leading_ones(value)
+    indexing.index_put_(view, _index_list(view, adv), value)
+
+
+attach("__getitem__", getitem)
+attach("__setitem__", setitem)

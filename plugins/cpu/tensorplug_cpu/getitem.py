@@ -1,0 +1,28 @@
+"""CPU kernel for ``index.Tensor``: numpy advanced indexing.
+
+The core has checked dtypes, mask shapes, broadcasting and bounds; numpy's
+rules for a tuple of arrays and full slices are PyTorch's ``index`` rules.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tensorplug
+
+from .kernels import wrap
+
+_FULL = slice(None)
+_ndarray = np.ndarray
+
+
+def index(self, indices):
+    key = tuple(_FULL if i is None else (i._data.astype(bool) if i._dtype is tensorplug.uint8 else i._data)
+                for i in indices)
+    out = self._data[key]
+    if out.__class__ is _ndarray and not out.flags.c_contiguous:
+        out = np.ascontiguousarray(out)
+    return wrap(out, self._dtype)
+
+
+KERNELS = {"index.Tensor": index}

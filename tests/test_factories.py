@@ -1,0 +1,221 @@
+"""Tensor factories: dtype inference, memory sharing with numpy, shapes, values against numpy, errors."""
+
+from __future__ import annotations
+
+import re
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import tensorplug as tp
+
+INFERENCE = [
+    (1, tp.int64), (2.5, tp.float32), (True, tp.bool), ([1, 2], tp.int64), ([1.0, 2], tp.float32),
+    ([True, False], tp.bool), ([True, 1], tp.int64), ([[1, 2], [3, 4]], tp.int64), ([[1.5], [2]], tp.float32),
+    ((1, 2.5), tp.float32), ([[1, 2], (3, 4)], tp.int64), ([], tp.float32), ([[]], tp.float32),
+    (np.array([1, 2], dtype=np.int32), tp.int32), (np.array([1.0, 2.0]), tp.float64),
+    (np.array([1, 2], dtype=np.uint8), tp.uint8), (np.array([1.5], dtype=np.float16), tp.float16),
+    (np.array([1.5], dtype=ml_dtypes.bfloat16), tp.bfloat16), (np.array([True]), tp.bool),
+    (np.float64(1.5), tp.float64), (np.float32(1.5), tp.float32), (np.int16(3), tp.int16),
+    ([np.float64(1.5), 2.0], tp.float64), ([np.float32(1.5)], tp.float32), ([np.int32(1)], tp.int32),
+    ([1, np.int32(2)], tp.int64), ([tp.tensor(1.), tp.tensor(2.)], tp.float32),
+]
+
+
+@pytest.mark.parametrize("data,dtype", INFERENCE, ids=[repr(d[0])[:40] for d in INFERENCE])
+def test_tensor_infers_dtype_and_copies_values(data, dtype):
+    t = tp.tensor(data)
+    assert t.dtype is dtype
+    if isinstance(data, list) and data and isinstance(data[0], tp.Tensor):
+        expected = np.array([x.item() for x in data])
+    else:
+        expected = np.array(data)
+    assert t.shape == expected.shape
+    np.testing.assert_array_equal(t.numpy().astype(np.float64), expected.astype(np.float64))
+    if isinstance(data, np.ndarray):
+        assert not np.shares_memory(t.numpy(), data)
+
+
+def test_default_dtype_drives_float_inference():
+    old = tp.get_default_dtype()
+    try:
+        tp.set_default_dtype(tp.float64)
+        assert tp.tensor([1.5]).dtype is tp.float64 and tp.zeros(2).dtype is tp.float64
+        assert tp.arange(0., 2.).dtype is tp.float64 and tp.tensor([1, 2]).dtype is tp.int64
+        assert tp.tensor(np.array([1.5], dtype=np.float32)).dtype is tp.float32
+    finally:
+        tp.set_default_dtype(old)
+
+
+def test_tensor_dtype_device_requires_grad_arguments():
+    t = tp.tensor([1.7, -1.7], dtype=tp.int64)
+    assert t.tolist() == [1, -1]
+    assert tp.tensor([-1], dtype=tp.uint8).tolist() == [255]
+    assert tp.tensor([[1, 2], [3, 4]], dtype=tp.float16).dtype is tp.float16
+    assert tp.tensor([1.], device="cpu").device == tp.device("cpu")
+    assert tp.tensor([1.], device=tp.device("cpu", 0)).device == tp.device("cpu")
+    r = tp.tensor([1., 2.], requires_grad=True)
+    assert r.requires_grad and r.is_leaf
+    src = tp.tensor([1., 2.])
+    c = tp.tensor(src)
+    c[0] = 5.
+    assert src.tolist() == [1., 2.] and tp.tensor(src, dtype=tp.int32).dtype is tp.int32
+
+
+def test_as_tensor_shares_memory_when_it_can():
+    a = np.arange(6.).reshape(2, 3)
+    t = tp.as_tensor(a)
+    assert t.dtype is tp.float64 and np.shares_memory(t.numpy(), a)
+    t[0, 0] = 100.
+    assert a[0, 0] == 100.
+    c = tp.as_tensor(a, dtype=tp.float32)
+    assert c.dtype is tp.float32 and not np.shares_memory(c.numpy(), a)
+    assert tp.as_tensor(t) is t and tp.as_tensor(t, dtype=tp.float64) is t
+    assert tp.as_tensor(t, dtype=tp.float32).dtype is tp.float32
+    assert tp.as_tensor([1, 2]).dtype is tp.int64
+    r = np.arange(5)[::-1]
+    np.testing.assert_array_equal(tp.as_tensor(r).numpy(), r)  # negative strides: copied
+
+
+def test_from_numpy_is_zero_copy_both_ways():
+    a = np.arange(12, dtype=np.int32).reshape(3, 4)
+    t = tp.from_numpy(a)
+    assert t.dtype is tp.int32 and t.shape == (3, 4) and t.stride() == (4, 1)
+    t[1, 2] = -7
+    assert a[1, 2] == -7
+    a[0, 0] = 99
+    assert t[0, 0].item() == 99
+    s = tp.from_numpy(a[:, ::2])
+    assert s.stride() == (4, 2) and not s.is_contiguous()
+    s.t()[1].fill_(0)
+    np.testing.assert_array_equal(a[:, 2], [0, 0, 0])
+    z = tp.from_numpy(np.array(3.5))
+    assert z.shape == () and z.item() == 3.5
+
+
+def _err(exc, msg):
+    return exc, "^" + re.escape(msg) + "$"
+
+
+ERRORS = [
+    (lambda: tp.tensor([[1, 2], [3]]), _err(ValueError, "expected sequence of length 2 at dim 1 (got 1)")),
+    (lambda: tp.tensor([[[1], [2]], [[3], [4, 5]]]), _err(
+        ValueError, "expected sequence of length 1 at dim 2 (got 2)")),
+    (lambda: tp.tensor([[1, 2], 3]), _err(TypeError, "not a sequence")),
+    (lambda: tp.tensor([[1, 2], [3, [4]]]), _err(TypeError, "'list' object cannot be interpreted as an integer")),
+    (lambda: tp.tensor("a"), _err(TypeError, "new(): invalid data type 'str'")),
+    (lambda: tp.tensor([1, "a"]), _err(TypeError, "new(): invalid data type 'str'")),
+    (lambda: tp.tensor([1, None]), _err(RuntimeError, "Could not infer dtype of NoneType")),
+    (lambda: tp.tensor({1: 2}), _err(RuntimeError, "Could not infer dtype of dict")),
+    (lambda: tp.tensor([2 ** 63]), _err(ValueError, "Overflow when unpacking long long")),
+    (lambda: tp.tensor([-2 ** 63 - 1]), _err(ValueError, "Overflow when unpacking long long")),
+    (lambda: tp.tensor(1, requires_grad=True), _err(
+        RuntimeError, "Only Tensors of floating point and complex dtype can require gradients")),
+    (lambda: tp.ones(2, dtype=tp.int64, requires_grad=True), _err(
+        RuntimeError, "Only Tensors of floating point and complex dtype can require gradients")),
+    (lambda: tp.from_numpy(np.arange(5)[::-1]), _err(
+        ValueError, "At least one stride in the given numpy array is negative, and tensors with negative strides "
+        "are not currently supported. (You can probably work around this by making a copy of your array  with "
+        "array.copy().) ")),
+    (lambda: tp.from_numpy([1, 2]), _err(TypeError, "expected np.ndarray (got list)")),
+    (lambda: tp.from_numpy(np.array([1], dtype=np.uint16)), (TypeError, "can't convert np.ndarray of type uint16")),
+    (lambda: tp.zeros(-1), _err(RuntimeError, "Trying to create tensor with negative dimension -1: [-1]")),
+    (lambda: tp.zeros(2.5), _err(TypeError, "size must be a tuple of ints, but got float")),
+    (lambda: tp.arange(1, 5, -1), _err(RuntimeError, "upper bound and lower bound inconsistent with step sign")),
+    (lambda: tp.arange(0, 5, 0), _err(RuntimeError, "step must be nonzero")),
+    (lambda: tp.linspace(0, 1, -1), _err(RuntimeError, "number of steps must be non-negative")),
+    (lambda: tp.eye(-1), _err(RuntimeError, "n must be greater or equal to 0, got -1")),
+    (lambda: tp.eye(2, -1), _err(RuntimeError, "m must be greater or equal to 0, got -1")),
+]
+
+
+@pytest.mark.parametrize("call,err", ERRORS, ids=range(len(ERRORS)))
+def test_factory_errors(call, err):
+    with pytest.raises(err[0], match=err[1]):
+        call()
+
+
+SIZED = [
+    (lambda: tp.zeros(2, 3), np.zeros((2, 3), np.float32)),
+    (lambda: tp.zeros((2, 3)), np.zeros((2, 3), np.float32)),
+    (lambda: tp.zeros([2, 3], dtype=tp.int32), np.zeros((2, 3), np.int32)),
+    (lambda: tp.zeros(()), np.zeros((), np.float32)),
+    (lambda: tp.zeros(0, 3), np.zeros((0, 3), np.float32)),
+    (lambda: tp.ones(3, dtype=tp.bool), np.ones(3, bool)),
+    (lambda: tp.ones((2, 1), dtype=tp.float64), np.ones((2, 1))),
+    (lambda: tp.full((2,), 3), np.full(2, 3, np.int64)),
+    (lambda: tp.full((2,), 3.5), np.full(2, 3.5, np.float32)),
+    (lambda: tp.full([2, 2], True), np.full((2, 2), True)),
+    (lambda: tp.full((3,), 7, dtype=tp.float16), np.full(3, 7, np.float16)),
+    (lambda: tp.zeros_like(tp.ones(2, dtype=tp.int64)), np.zeros(2, np.int64)),
+    (lambda: tp.ones_like(tp.zeros(2, 2), dtype=tp.int8), np.ones((2, 2), np.int8)),
+    (lambda: tp.full_like(tp.ones(2, dtype=tp.int64), 2.7), np.full(2, 2, np.int64)),
+    (lambda: tp.arange(5), np.arange(5)),
+    (lambda: tp.arange(2, 11, 3), np.arange(2, 11, 3)),
+    (lambda: tp.arange(5, 0, -1), np.arange(5, 0, -1)),
+    (lambda: tp.arange(5, -6, -2), np.arange(5, -6, -2)),
+    (lambda: tp.arange(0, 1, 0.25), np.arange(0, 1, 0.25, dtype=np.float32)),
+    (lambda: tp.arange(0., 5), np.arange(5, dtype=np.float32)),
+    (lambda: tp.arange(1, 2.5, 0.5), np.arange(1, 2.5, 0.5, dtype=np.float32)),
+    (lambda: tp.arange(1.0, -1.0, -0.5), np.array([1.0, 0.5, 0.0, -0.5], np.float32)),
+    (lambda: tp.arange(5, dtype=tp.float64), np.arange(5.)),
+    (lambda: tp.arange(10, dtype=tp.uint8), np.arange(10, dtype=np.uint8)),
+    (lambda: tp.arange(0.5, 3, dtype=tp.int64), np.array([0, 1, 2])),
+    (lambda: tp.arange(tp.tensor(3)), np.arange(3)),
+    (lambda: tp.arange(3, 3), np.arange(3, 3)),
+    (lambda: tp.linspace(0, 1, 5), np.linspace(0, 1, 5, dtype=np.float32)),
+    (lambda: tp.linspace(-2, 2, 1), np.array([-2.], np.float32)),
+    (lambda: tp.linspace(0, 1, 0), np.zeros(0, np.float32)),
+    (lambda: tp.linspace(0, 10, 5, dtype=tp.int64), np.array([0, 2, 5, 7, 10])),
+    (lambda: tp.linspace(-1, 1, 4, dtype=tp.int64), np.array([-1, 0, 0, 1])),
+    (lambda: tp.eye(3), np.eye(3, dtype=np.float32)),
+    (lambda: tp.eye(2, 3), np.eye(2, 3, dtype=np.float32)),
+    (lambda: tp.eye(3, 2, dtype=tp.int64), np.eye(3, 2, dtype=np.int64)),
+    (lambda: tp.eye(0), np.eye(0, dtype=np.float32)),
+]
+
+
+@pytest.mark.parametrize("call,expected", SIZED, ids=range(len(SIZED)))
+def test_factories_match_numpy(call, expected):
+    t = call()
+    assert isinstance(t, tp.Tensor)
+    assert t.dtype.np == expected.dtype and t.shape == expected.shape
+    np.testing.assert_allclose(t.numpy().astype(np.float64), expected.astype(np.float64), rtol=1e-6)
+    assert t.is_contiguous() and not t.requires_grad
+
+
+def test_empty_and_like_factories_keep_shape_dtype_device():
+    e = tp.empty(2, 3, dtype=tp.int16)
+    assert e.shape == (2, 3) and e.dtype is tp.int16 and e.device == tp.device("cpu")
+    base = tp.zeros(4, 2, dtype=tp.float64)
+    for f in (tp.empty_like, tp.zeros_like, tp.ones_like):
+        t = f(base)
+        assert t.shape == (4, 2) and t.dtype is tp.float64 and t.device == base.device
+    assert tp.zeros(2, device="cpu").device == tp.device("cpu")
+    assert tp.ones(2, requires_grad=True).requires_grad
+    assert tp.zeros_like(base, requires_grad=True).requires_grad
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(-20, 20), st.integers(-20, 20), st.integers(-5, 5).filter(bool))
+def test_integer_arange_property(start, end, step):
+    expected = np.arange(start, end, step)
+    if (end - start) * step < 0:
+        with pytest.raises(RuntimeError, match="upper bound and lower bound inconsistent with step sign"):
+            tp.arange(start, end, step)
+        return
+    t = tp.arange(start, end, step)
+    assert t.dtype is tp.int64
+    np.testing.assert_array_equal(t.numpy(), expected)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.floats(-10, 10), st.floats(-10, 10), st.integers(0, 40))
+def test_linspace_property(start, end, steps):
+    t = tp.linspace(start, end, steps, dtype=tp.float64)
+    expected = np.linspace(start, end, steps)
+    np.testing.assert_allclose(t.numpy(), expected, rtol=1e-12, atol=1e-12)
+    if steps:
+        assert t[0].item() == start and t[-1].item() == (end if steps > 1 else start)

@@ -1,0 +1,337 @@
+"""The plugin manager: enabling, disabling, failures, public names, and entry-point discovery.
+
+In-process tests register toy plugins with ``tensorplug.plugins.register``;
+the discovery tests write a ``*.dist-info`` directory with entry points and
+import tensorplug in a fresh interpreter that has it on ``sys.path``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from pluggy import PluginValidationError
+
+import tensorplug as tp
+from tensorplug.backend import BACKENDS
+from tensorplug.dispatch import REGISTRY, FunctionalityKey, dispatcher as d
+from tensorplug.dispatch.library import LIBRARIES
+
+TESTS_DIR = pathlib.Path(__file__).resolve().parent
+ADD = tp.ops.tensorplug.add.Tensor
+NEG = tp.ops.tensorplug.neg.default
+
+
+def tdev(values):
+    return tp.tensor(values, device="testdev")
+
+
+def owned_by(name):
+    return [lib for lib in LIBRARIES if lib.owner == name]
+
+
+# -- listing -------------------------------------------------------------------------
+def test_listing_describes_an_enabled_plugin(testdev):
+    info = tp.plugins.get("testdev")
+    assert info in tp.plugins.list() and tp.plugins.is_enabled("testdev")
+    assert info.as_dict() == {
+        "name": "testdev", "distribution": None, "version": "0.0.1", "state": "enabled", "keys": [],
+        "backends": ["testdev"], "kernels": len(testdev.KERNELS), "namespace": ["testdev_synchronize"],
+        "error": None}
+
+
+def test_listing_counts_keys_and_fallbacks(logging_plugin):
+    d_ = tp.plugins.get("logging").as_dict()
+    assert (d_["keys"], d_["kernels"], d_["namespace"]) == (["Logging"], 1, ["logging_mode"])
+
+
+@pytest.mark.parametrize("call, exc, message", [
+    (lambda: tp.plugins.enable("nosuchplugin"), ValueError, "unknown plugin 'nosuchplugin'"),
+    (lambda: tp.plugins.disable("nosuchplugin"), ValueError, "unknown plugin 'nosuchplugin'"),
+    (lambda: tp.plugins.register(object(), "testdev"), ValueError, "a plugin named 'testdev' is already known"),
+])
+def test_plugin_manager_errors(testdev, call, exc, message):
+    with pytest.raises(exc, match=message):
+        call()
+
+
+# -- disabling and enabling ------------------------------------------------------------
+def test_disabling_a_backend_plugin_removes_everything_it_registered(testdev):
+    x = tdev([1.0, 2.0])
+    assert tp.testdev_synchronize() == "synchronized"
+    tp.plugins.disable("testdev")
+    info = tp.plugins.get("testdev")
+    assert (info.state, info.backends, info.names, info.kernel_count) == ("disabled", [], [], 0)
+    assert "testdev" not in BACKENDS and "TestDev" not in REGISTRY.backend_by_name
+    assert ("Dense", "TestDev") not in ADD.table and owned_by("testdev") == []
+    assert ("TestDev", "kernel", "testdev") not in ADD.dispatch_table()
+    with pytest.raises(AttributeError, match=r"tensorplug.testdev_synchronize is provided by the plugin 'testdev' "
+                                             r"\(pip install tensorplug-testdev\), which is installed but disabled; "
+                                             r"enable it with tensorplug.plugins.enable\('testdev'\)"):
+        tp.testdev_synchronize
+    with pytest.raises(NotImplementedError) as e:
+        ADD(x, x)
+    msg = str(e.value)
+    assert msg.startswith("Could not run 'tensorplug::add.Tensor' with arguments from the 'TestDev' backend. "
+                          "'tensorplug::add.Tensor' has kernels for: [")
+    assert "TestDev" not in msg.split("has kernels for: [")[1].split("]")[0]
+    assert msg.endswith("The kernel comes from the plugin 'testdev' (pip install tensorplug-testdev), which is "
+                        "installed but disabled; enable it with tensorplug.plugins.enable('testdev') or check "
+                        "TENSORPLUG_LOAD_PLUGINS / TENSORPLUG_DISABLE_PLUGINS.")
+    with pytest.raises(RuntimeError, match=r"no backend is registered for device type 'testdev': the backend "
+                                           r"'TestDev' comes from the plugin 'testdev'"):
+        tdev([1.0])
+
+    tp.plugins.enable("testdev")
+    np.testing.assert_array_equal(ADD(x, x)._host(), [2.0, 4.0])  # the same tensor works again
+    assert tp.testdev_synchronize() == "synchronized"
+    assert tp.plugins.get("testdev").kernel_count == len(testdev.KERNELS)
+
+
+def test_disabling_a_key_plugin_removes_the_key_and_its_fallback(testdev, logging_plugin):
+    x = logging_plugin.tag(tdev([1.0]))
+    tp.plugins.disable("logging")
+    assert "Logging" not in REGISTRY.functionality and ("Logging", None) not in d.FALLBACKS
+    assert NEG(x)._host().tolist() == [-1.0]  # the tensor's stale bit names no key: ignored
+    assert logging_plugin.LOG == []
+    tp.plugins.enable("logging")
+    NEG(x)
+    assert [e[1] for e in logging_plugin.LOG] == ["tensorplug::neg"]
+
+
+def test_disabling_a_kernel_plugin_names_it_in_the_missing_kernel_error(testdev, make_plugin, make_library):
+    make_library("toyplug", "DEF").define("f(Tensor x) -> Tensor")
+
+    class KernelPlugin:
+        @tp.hookimpl
+        def tensorplug_register_kernels(self, library):
+            library("toyplug", "IMPL", "TestDev").impl("f", lambda x: "from kernelplug")
+
+    make_plugin(KernelPlugin(), "kernelplug")
+    x = tdev([1.0])
+    assert tp.ops.toyplug.f(x) == "from kernelplug"
+    tp.plugins.disable("kernelplug")
+    with pytest.raises(NotImplementedError, match=r"'toyplug::f' has kernels for: \[\]. The kernel comes from the "
+                                                  r"plugin 'kernelplug' \(pip install tensorplug-kernelplug\), "
+                                                  r"which is installed but disabled"):
+        tp.ops.toyplug.f(x)
+
+
+def test_disabling_removes_the_plugins_operators(testdev, make_plugin):
+    class OpPlugin:
+        @tp.hookimpl
+        def tensorplug_register_kernels(self, library):
+            lib = library("toyplugops", "DEF")
+            lib.define("twice(Tensor x) -> Tensor")
+            lib.impl("twice", lambda x: tp.ops.tensorplug.add.Tensor(x, x), "CompositeImplicitAutograd")
+
+    make_plugin(OpPlugin(), "opplugin")
+    assert tp.ops.toyplugops.twice(tdev([2.0]))._host().tolist() == [4.0]
+    tp.plugins.disable("opplugin")
+    assert "toyplugops::twice" not in d.OPS
+    with pytest.raises(AttributeError, match="no operator namespace 'toyplugops'"):
+        tp.ops.toyplugops
+    tp.plugins.enable("opplugin")
+    assert tp.ops.toyplugops.twice(tdev([2.0]))._host().tolist() == [4.0]
+
+
+# -- failures --------------------------------------------------------------------------
+def test_plugin_that_raises_is_failed_and_its_partial_registrations_are_undone(make_plugin):
+    from toy_plugins import broken
+    with pytest.raises(RuntimeError, match="boom: the broken plugin fails on purpose"):
+        make_plugin(broken, "broken")
+    info = tp.plugins.get("broken")
+    assert info.state == "failed"
+    assert info.error == "RuntimeError: boom: the broken plugin fails on purpose"
+    assert "tensorplug_register_kernels" in info.traceback
+    assert info.as_dict()["error"] == info.error
+    assert "Broken" not in REGISTRY.functionality and "brokendev" not in BACKENDS
+    assert "BrokenDev" not in REGISTRY.backend_by_name and ("Broken", None) not in d.FALLBACKS
+    assert ("Dense", "BrokenDev") not in NEG.table and owned_by("broken") == []
+    assert not tp.plugins.is_enabled("broken")
+    assert REGISTRY.by_priority[44] is None  # the priority is free for another plugin
+
+
+@pytest.mark.parametrize("plugin_names, message", [
+    ({"toy_ok": 1, "tensor": 2}, "name 'tensor' would shadow tensorplug.tensor, which the core defines"),
+    ({"toy_ok": 1, "not an identifier": 2}, "public name 'not an identifier' is not a Python identifier"),
+])
+def test_bad_public_names_fail_the_plugin_and_undo_its_names(make_plugin, plugin_names, message):
+    class NamePlugin:
+        @tp.hookimpl
+        def tensorplug_namespace(self):
+            return plugin_names
+
+    with pytest.raises(ValueError, match=message):
+        make_plugin(NamePlugin(), "names")
+    assert tp.plugins.get("names").state == "failed"
+    with pytest.raises(AttributeError, match="tensorplug.toy_ok is provided by the plugin 'names'"):
+        tp.toy_ok
+
+
+def test_two_plugins_cannot_provide_the_same_name(testdev, make_plugin):
+    class Copycat:
+        @tp.hookimpl
+        def tensorplug_namespace(self):
+            return {"testdev_synchronize": None}
+
+    with pytest.raises(ValueError, match="name 'testdev_synchronize' is already provided by plugin 'testdev'"):
+        make_plugin(Copycat(), "copycat")
+    assert tp.testdev_synchronize() == "synchronized"
+
+
+def test_two_keys_cannot_share_a_priority(logging_plugin, make_plugin):
+    class Clash:
+        @tp.hookimpl
+        def tensorplug_functionality_keys(self):
+            return [FunctionalityKey("Clash", 12)]
+
+    with pytest.raises(ValueError, match="dispatch key 'Clash' asks for priority 12, which key 'Logging' "
+                                         "\\(plugin 'logging'\\) already holds"):
+        make_plugin(Clash(), "clash")
+
+
+def test_misspelt_hook_fails_the_plugin(make_plugin):
+    class Typo:
+        @tp.hookimpl
+        def tensorplug_backend(self):
+            return []
+
+    with pytest.raises(PluginValidationError, match="unknown hook 'tensorplug_backend'"):
+        make_plugin(Typo(), "typo")
+    assert tp.plugins.get("typo").state == "failed"
+
+
+# -- public names ------------------------------------------------------------------------
+def test_plugin_names_resolve_only_while_enabled(logging_plugin):
+    assert tp.logging_mode is logging_plugin.logging_mode
+    tp.plugins.disable("logging")
+    with pytest.raises(AttributeError, match="tensorplug.logging_mode is provided by the plugin 'logging'"):
+        tp.logging_mode
+
+
+def test_unknown_names_are_plain_attribute_errors():
+    with pytest.raises(AttributeError, match="^module 'tensorplug' has no attribute 'no_such_name'$"):
+        tp.no_such_name
+
+
+# -- entry-point discovery, in fresh interpreters ------------------------------------------
+LISTING = ("import json, tensorplug, tensorplug.backend as b; "
+           "print(json.dumps({'plugins': {p.name: p.as_dict() for p in tensorplug.plugins.list()}, "
+           "'keys': sorted(tensorplug.dispatch.REGISTRY.functionality), 'backends': sorted(b.BACKENDS)}))")
+
+
+def write_distribution(root, dist, version, entry_points):
+    """A minimal installed distribution: ``NAME-VERSION.dist-info`` with METADATA and entry points."""
+    info = root / f"{dist.replace('-', '_')}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+    (info / "entry_points.txt").write_text(
+        "[tensorplug.plugins]\n" + "".join(f"{k} = {v}\n" for k, v in entry_points.items()))
+
+
+def run_python(code, path, **env):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("TENSORPLUG_")}
+    e["PYTHONPATH"] = os.pathsep.join([str(path), str(TESTS_DIR)])
+    e.update(env)
+    return subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def toy_dist(tmp_path_factory):
+    root = tmp_path_factory.mktemp("site")
+    write_distribution(root, "tensorplug-toy", "0.3.0", {"toy": "toy_plugins.testdev"})
+    return root
+
+
+def test_entry_point_plugin_is_discovered_and_enabled(toy_dist):
+    code = LISTING + "; import tensorplug as tp; print(tp.testdev_synchronize())"
+    r = run_python(code, toy_dist)
+    assert r.returncode == 0, r.stderr
+    out, sync = r.stdout.splitlines()
+    listing = json.loads(out)
+    toy = listing["plugins"]["toy"]
+    assert (toy["distribution"], toy["version"], toy["state"]) == ("tensorplug-toy", "0.3.0", "enabled")
+    assert toy["backends"] == ["testdev"] and toy["namespace"] == ["testdev_synchronize"]
+    assert "testdev" in listing["backends"] and sync == "synchronized"
+
+
+@pytest.mark.parametrize("env, enabled", [
+    ({"TENSORPLUG_LOAD_PLUGINS": ""}, set()),
+    ({"TENSORPLUG_LOAD_PLUGINS": "cpu,toy"}, {"cpu", "toy"}),
+    ({"TENSORPLUG_LOAD_PLUGINS": " toy "}, {"toy"}),
+    ({"TENSORPLUG_DISABLE_PLUGINS": "toy"}, {"cpu"}),
+    ({"TENSORPLUG_LOAD_PLUGINS": "cpu,toy", "TENSORPLUG_DISABLE_PLUGINS": "cpu"}, {"toy"}),
+])
+def test_environment_selects_plugins(toy_dist, env, enabled):
+    r = run_python(LISTING, toy_dist, **env)
+    assert r.returncode == 0, r.stderr
+    listing = json.loads(r.stdout)
+    plugins = listing["plugins"]
+    assert {"cpu", "toy"} <= set(plugins)
+    assert {n for n in ("cpu", "toy") if plugins[n]["state"] == "enabled"} == enabled
+    assert all(plugins[n]["state"] == "disabled" for n in ("cpu", "toy") if n not in enabled)
+    assert ("testdev" in listing["backends"]) == ("toy" in enabled)
+
+
+def test_unknown_names_in_the_load_list_warn(toy_dist):
+    r = run_python(LISTING, toy_dist, TENSORPLUG_LOAD_PLUGINS="toy,nosuchplugin")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["plugins"]["toy"]["state"] == "enabled"
+    assert ("RuntimeWarning: tensorplug: TENSORPLUG_LOAD_PLUGINS names plugins that are not installed: "
+            "nosuchplugin (installed: ") in r.stderr
+
+
+def test_known_plugin_names_say_which_plugin_provides_them(toy_dist):
+    code = ("import tensorplug\n"
+            "for name in ('vmap', 'profiler', 'autocast'):\n"
+            "    try:\n"
+            "        getattr(tensorplug, name)\n"
+            "    except AttributeError as e:\n"
+            "        print(e)\n")
+    r = run_python(code, toy_dist, TENSORPLUG_LOAD_PLUGINS="cpu")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 3
+    for line, (name, plugin) in zip(lines, [("vmap", "vmap"), ("profiler", "profiler"), ("autocast", "autocast")]):
+        assert line.startswith(f"tensorplug.{name} is provided by the plugin '{plugin}' "
+                               f"(pip install tensorplug-{plugin}), which is ")
+        assert line.endswith("not installed") or f"enable it with tensorplug.plugins.enable('{plugin}')" in line
+
+
+def test_broken_entry_points_warn_and_import_still_works(tmp_path):
+    write_distribution(tmp_path, "tensorplug-broken", "1.0", {
+        "broken": "toy_plugins.broken", "missing": "toy_plugins.no_such_module"})
+    code = ("import warnings\nwarnings.simplefilter('always')\n" + LISTING
+            + "\nimport tensorplug.backend\nassert tensorplug.tensor([1.0]).tolist() == [1.0]")
+    r = run_python(code, tmp_path)
+    assert r.returncode == 0, r.stderr
+    listing = json.loads(r.stdout)
+    broken, missing = listing["plugins"]["broken"], listing["plugins"]["missing"]
+    assert (broken["state"], broken["error"]) == ("failed", "RuntimeError: boom: the broken plugin fails on purpose")
+    assert missing["state"] == "failed" and missing["error"].startswith("ModuleNotFoundError: No module named")
+    assert listing["plugins"]["cpu"]["state"] == "enabled"
+    assert "Broken" not in listing["keys"] and "brokendev" not in listing["backends"]
+    assert "RuntimeWarning: tensorplug: plugin 'broken' failed to load and is skipped: RuntimeError: boom" in r.stderr
+    assert "RuntimeWarning: tensorplug: plugin 'missing' failed to load" in r.stderr
+
+
+# -- the documentation's examples --------------------------------------------------------
+@pytest.mark.parametrize("page", ["architecture.md", "plugins.md", "backend-contract.md"])
+def test_documentation_examples_run(page, capsys):
+    """Every ```python block of the page runs, in order, in one namespace."""
+    if not tp.plugins.is_enabled("cpu"):
+        pytest.skip("the examples use the cpu plugin")
+    text = (TESTS_DIR.parent / "docs" / page).read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert blocks
+    namespace = {"__name__": f"docs_{page}"}
+    for i, block in enumerate(blocks):
+        exec(compile(block, f"docs/{page} block {i}", "exec"), namespace)
+    assert [p.name for p in tp.plugins.list() if p.obj is not None and p.entry_point is None] == []

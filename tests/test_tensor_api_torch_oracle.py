@@ -1,0 +1,185 @@
+"""The Tensor user API against PyTorch itself (skipped where torch is not installed).
+
+Indexing, assignment, views, factories, printing and error messages are run
+through both libraries on the same inputs; names are mapped ``torch`` ->
+``tensorplug`` before comparing strings.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import tensorplug as tp
+
+torch = pytest.importorskip("torch")
+
+
+def both(fn):
+    """Run ``fn(lib)`` with tensorplug and torch; each result is (value or None, error or None)."""
+    out = []
+    for lib in (tp, torch):
+        try:
+            out.append((fn(lib), None))
+        except Exception as e:  # noqa: BLE001 - the error itself is what is compared
+            out.append((None, e))
+    return out
+
+
+def _np(x):
+    if isinstance(x, tp.Tensor):
+        return x.numpy()
+    return x.detach().numpy()
+
+
+def assert_same(fn, compare_messages=True):
+    (mine, my_err), (theirs, their_err) = both(fn)
+    if their_err is not None or my_err is not None:
+        assert my_err is not None and their_err is not None, f"tensorplug: {my_err!r}, torch: {their_err!r}"
+        assert type(my_err).__name__ == type(their_err).__name__
+        if compare_messages:
+            assert str(my_err) == str(their_err).replace("torch.", "tensorplug.")
+        return
+    assert tuple(mine.shape) == tuple(theirs.shape)
+    np.testing.assert_array_equal(_np(mine), _np(theirs))
+
+
+def base(lib):
+    return lib.arange(24).reshape(2, 3, 4)
+
+
+GET_KEYS = [
+    0, -1, (1, 2), (0, -1, 3), slice(1, None), (slice(None), slice(1, 3), slice(None, None, 3)), None, (None, 0),
+    Ellipsis, (Ellipsis, 1), (0, Ellipsis, None), [0, 1], [], (slice(None), [2, 0], slice(1, 3)),
+    ([1, 0], slice(None), [3, 0]), (slice(None), [0, 1], [[0], [1]]), ([0], Ellipsis, [0]),
+    (0, slice(None), [0, 1]), (1, Ellipsis, [0, 1, 2]), ([0, 1], slice(None), 1), True, False, (0, False),
+    ([0, 1], True), (None, [0, 1]), ([0, 1], None), 5, (0, 5), (None, 0, 7), (Ellipsis, 7), (0, 0, 0, 0),
+    slice(None, None, -1), ([0, 1], [0, 1, 2]), 1.0,
+]
+
+
+@pytest.mark.parametrize("key", GET_KEYS, ids=repr)
+def test_getitem(key):
+    assert_same(lambda lib: base(lib)[key])
+
+
+@pytest.mark.parametrize("mask", ["x > 5", "x[0] > 5", "(x % 2 == 0)[:, 0]"])
+def test_getitem_masks(mask):
+    assert_same(lambda lib: (lambda x: x[eval(mask, {"x": x})])(base(lib)))
+
+
+TENSOR_KEYS = [
+    lambda lib: lib.tensor([5]), lambda lib: lib.tensor([-3]), lambda lib: lib.tensor([0.5]),
+    lambda lib: lib.tensor([True, False, True]), lambda lib: lib.tensor(1), lambda lib: lib.tensor(True),
+    lambda lib: lib.tensor([[0, 1], [1, 0]]), lambda lib: lib.tensor([1, 0], dtype=lib.int32),
+]
+
+
+@pytest.mark.parametrize("key", TENSOR_KEYS, ids=range(len(TENSOR_KEYS)))
+def test_getitem_tensor_keys(key):
+    assert_same(lambda lib: base(lib)[key(lib)])
+
+
+SET_CASES = [
+    (0, 7), ((1, 2), 7.9), ((slice(None), 1), [100, 200, 300, 400]), ([1, 0], 9),
+    ((slice(None), [2, 0]), [[1, 2, 3, 4]]),
+    ((0, [1, 2], 3), [50, 60]), (True, 4), (0, [1, 2]), (slice(None), [[1.5] * 4] * 2), ([0, 7], 1.),
+]
+
+
+@pytest.mark.parametrize("key,value", SET_CASES, ids=range(len(SET_CASES)))
+def test_setitem(key, value):
+    def run(lib):
+        x = base(lib).clone()
+        x[key] = lib.tensor(value) if isinstance(value, list) else value
+        return x
+    assert_same(run)
+
+
+VIEWS = [
+    lambda x: x.view(4, -1), lambda x: x.permute(2, 0, 1), lambda x: x.transpose(0, 2), lambda x: x.mT,
+    lambda x: x[:, :1].expand(2, 5, 4), lambda x: x.unsqueeze(1), lambda x: x[:, :1].squeeze(), lambda x: x.flatten(1),
+    lambda x: x.unflatten(2, (2, -1)), lambda x: x.narrow(1, -2, 2), lambda x: x.select(2, 1),
+    lambda x: x.diagonal(1, 1, 2), lambda x: x.diagonal(-5, 1, 2), lambda x: x.unfold(2, 2, 1),
+    lambda x: x.movedim(0, -1),
+    lambda x: x.as_strided((3, 3), (4, 1), 2), lambda x: x.transpose(0, 1).reshape(-1), lambda x: x.view(5, -1),
+    lambda x: x.view(-2, 12), lambda x: x.transpose(0, 1).view(-1), lambda x: x.expand(3, 3, 4),
+    lambda x: x.narrow(2, 5, 0), lambda x: x.select(1, 3), lambda x: x.unfold(2, 5, 1), lambda x: x.permute(2, 0),
+    lambda x: x.movedim((0, 0), (1, 2)), lambda x: x.unflatten(2, (3, -1)),
+]
+
+
+@pytest.mark.parametrize("op", VIEWS, ids=range(len(VIEWS)))
+def test_views_and_their_strides(op):
+    assert_same(lambda lib: op(base(lib)))
+    (mine, _), (theirs, _) = both(lambda lib: op(base(lib)))
+    if mine is not None:
+        assert mine.stride() == theirs.stride()
+
+
+FACTORIES = [
+    lambda lib: lib.tensor([[1, 2], [3]]), lambda lib: lib.tensor([1, 2.5]), lambda lib: lib.tensor([True, 1]),
+    lambda lib: lib.tensor(np.array([1, 2], dtype=np.int32)), lambda lib: lib.tensor([np.float64(1.5)]),
+    lambda lib: lib.tensor([[1, 2], 3]), lambda lib: lib.tensor("a"), lambda lib: lib.tensor([2 ** 63]),
+    lambda lib: lib.arange(0, 1, 0.1), lambda lib: lib.arange(5, -6, -2), lambda lib: lib.arange(1, 5, -1),
+    lambda lib: lib.arange(0.5, 3, dtype=lib.int64), lambda lib: lib.linspace(-1, 1, 4, dtype=lib.int64),
+    lambda lib: lib.linspace(0, 1, 7), lambda lib: lib.eye(2, 3), lambda lib: lib.eye(2, -1),
+    lambda lib: lib.full((2,), True), lambda lib: lib.full_like(lib.ones(2, dtype=lib.int64), 2.7),
+    lambda lib: lib.from_numpy(np.arange(5)[::-1]),
+]
+
+
+@pytest.mark.parametrize("make", FACTORIES, ids=range(len(FACTORIES)))
+def test_factories(make):
+    assert_same(make)
+    (mine, _), (theirs, _) = both(make)
+    if mine is not None:
+        assert mine.dtype.name == str(theirs.dtype).replace("torch.", "")
+
+
+RANDOM_ERRORS = [
+    lambda lib: lib.empty(3).uniform_(2, 1), lambda lib: lib.empty(3).normal_(0, -1),
+    lambda lib: lib.empty(3).bernoulli_(2), lambda lib: lib.bernoulli(lib.tensor([0.5, 2.0])),
+    lambda lib: lib.empty(3, dtype=lib.int64).random_(5, 3), lambda lib: lib.empty(3, dtype=lib.uint8).random_(-1, 5),
+    lambda lib: lib.empty(3, dtype=lib.int16).random_(0, 2 ** 20), lambda lib: lib.randint(5, 3, (2,)),
+    lambda lib: lib.randperm(-1), lambda lib: lib.multinomial(lib.tensor([0., 1.]), 3),
+    lambda lib: lib.multinomial(lib.tensor([0., 0.]), 1), lambda lib: lib.multinomial(lib.ones(2, 2, 2), 1),
+    lambda lib: lib.normal(lib.zeros(3), -lib.ones(3)), lambda lib: lib.Generator().manual_seed(2 ** 64),
+    lambda lib: lib.Generator().manual_seed(1.5),
+]
+
+
+@pytest.mark.parametrize("call", RANDOM_ERRORS, ids=range(len(RANDOM_ERRORS)))
+def test_random_errors(call):
+    (_, mine), (_, theirs) = both(call)
+    assert mine is not None and theirs is not None
+    assert type(mine).__name__ == type(theirs).__name__
+    # PyTorch appends "(Could this error message be improved? ...)" to some C++ checks
+    assert str(theirs).startswith(str(mine))
+
+
+def test_random_ranges_agree():
+    for dtype in ("bool", "uint8", "int8", "float16", "bfloat16", "float32"):
+        hi_mine = tp.empty(20000, dtype=getattr(tp, dtype)).random_().to(tp.float64).numpy().max()
+        hi_torch = torch.empty(20000, dtype=getattr(torch, dtype)).random_().double().max().item()
+        bound = {"bool": 1, "uint8": 255, "int8": 127, "float16": 2 ** 11, "bfloat16": 2 ** 8, "float32": 2 ** 24}
+        assert hi_mine <= bound[dtype] and hi_torch <= bound[dtype]
+        assert hi_mine > 0.9 * bound[dtype] and hi_torch > 0.9 * bound[dtype]
+
+
+PRINTS = [
+    "tensor([1.0, 2.5])", "tensor([1e-5, 1e5])", "tensor([float('nan'), 1.5, -float('inf')])", "zeros(0, 3)",
+    "tensor([1, 2], dtype=L.int32)", "tensor([True, False])", "arange(2000.)", "arange(1001.).reshape(7, 143)",
+    "arange(60.).reshape(3, 20) / 3", "tensor([[1.5, -2.25], [1e3, 4.]])", "tensor(3.)",
+    "tensor([1., 2.], requires_grad=True)",
+    "arange(24).reshape(2, 3, 4)", "tensor([1.5, 2.], dtype=L.bfloat16)", "linspace(0, 1, 25)", "tensor([0.0001, 1.5])",
+]
+
+
+@pytest.mark.parametrize("expr", PRINTS)
+def test_printing(expr):
+    got = repr(eval(expr, {"L": tp, **{k: getattr(tp, k) for k in ("tensor", "zeros", "arange", "linspace")}}))
+    want = repr(eval(expr, {"L": torch, **{k: getattr(torch, k) for k in ("tensor", "zeros", "arange", "linspace")}}))
+    assert got == re.sub(r"torch\.", "tensorplug.", want)
