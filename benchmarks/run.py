@@ -91,8 +91,10 @@ def hot_path_breakdown():
 
 
 def import_cost():
-    code = ("import time, resource; t=time.perf_counter(); import tensorplug; "
-            "print(time.perf_counter()-t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    # VmHWM, not getrusage: ru_maxrss of a child started from this (large) process
+    # reports the parent's high-water mark on Linux.
+    code = ("import time; t=time.perf_counter(); import tensorplug; d=time.perf_counter()-t; "
+            "hwm=[l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1]; print(d, hwm)")
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
             for _ in range(3)]
     vals = [tuple(map(float, r.stdout.split())) for r in runs]

@@ -127,7 +127,10 @@ class Tensor:
 
     def storage_offset(self):
         """Offset of the first element in the storage, in elements."""
-        return BACKENDS[self._device.type].storage(self._data)[1]
+        o = self._storage_offset0  # views made by as_strided know it already
+        if o is None:
+            o = self._storage_offset0 = BACKENDS[self._device.type].storage(self._data)[1]
+        return o
 
     def is_contiguous(self, memory_format=None):
         """Whether the elements are laid out densely in row-major order (size-1 dims ignored)."""

@@ -33,6 +33,18 @@ def _fail(op, arg, value, expected=None):
 
 def coerce(op, arg, value):
     """Convert ``value`` for schema argument ``arg`` or raise TypeError."""
+    # the common cases first: one int, or a list of ints, for an int[] argument
+    # (x.sum(1), x.permute([1, 0])): no imports, no per-element calls
+    cls = value.__class__
+    if arg.is_list and arg.type in ("int", "SymInt"):
+        if cls is int:
+            if arg.list_len is not None:
+                return (value,) * arg.list_len
+            _fail(op, arg, value, "tuple of ints")
+        if cls is list:
+            out = tuple(value)
+            if all(v.__class__ is int for v in out) and (arg.list_len is None or len(out) in (1, arg.list_len)):
+                return out
     from ..tensor import Tensor
     from ..dtypes import dtype as _dtype
     from ..device import device as _device
@@ -129,13 +141,20 @@ def ks_of_list(ts):
     return ks
 
 
+_device_ks_cache: dict = {}  # device -> key set; cleared by dispatcher.invalidate_caches
+
+
 def device_keyset(dev):
     """Key set for a factory call on device ``dev`` (None means the default device)."""
-    from ..backend import backend_for
     if dev is None:
         from .. import _state
         dev = _state.default_device
-    return backend_for(dev).ks | Dense.bit
+    try:
+        return _device_ks_cache[dev]
+    except KeyError:
+        from ..backend import backend_for
+        ks = _device_ks_cache[dev] = backend_for(dev).ks | Dense.bit
+        return ks
 
 
 def bump_version(t):

@@ -160,6 +160,8 @@ def invalidate_caches():
     """Forget every operator's resolved kernels (after any registration change)."""
     for op in OPS.values():
         op.cache.clear()
+    from .argcheck import _device_ks_cache
+    _device_ks_cache.clear()
 
 
 REGISTRY.listeners.append(invalidate_caches)
@@ -245,11 +247,20 @@ class OpOverload:
         self.check = check
         self.tags = ()
         self.entry = _make_entry(self)
-        self.positional = _make_entry(self, positional=True)
+        if not any(a.kwarg_only for a in schema.arguments):
+            self.positional = self.entry  # the same signature: no second function to build
         self._bumper = _make_bumper(self)
 
     def __call__(self, *args, **kwargs):
         return self.entry(*args, **kwargs)
+
+    def __getattr__(self, name):
+        # Built on first use: most ops never need it, and generating every
+        # entry twice would double the import cost.
+        if name == "positional":
+            fn = self.positional = _make_entry(self, positional=True)
+            return fn
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __repr__(self):
         return f"<OpOverload {self.qualname}>"

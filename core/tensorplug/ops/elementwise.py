@@ -262,21 +262,21 @@ def scalar_overload(tensor_entry, compute=_same):
     The scalar is wrapped in ``compute(result dtype)``: the promoted dtype, or for true division
     the float dtype it computes in (so ``uint8_tensor / -3`` divides by -3.0, not by a wrapped 253).
     """
-    call = tensor_entry._op.positional
+    op = tensor_entry._op
 
     def impl(self, other, *rest):
         d = compute(scalar_result_dtype(self._dtype, other))
-        return call(self, scalar_tensor(other, d, self._device), *rest)
+        return op.positional(self, scalar_tensor(other, d, self._device), *rest)
     return impl
 
 
 def inplace_scalar_overload(tensor_entry, compute=_same):
     """Kernel for ``op_.Scalar``: the scalar is wrapped in self's dtype once the result may be cast there."""
-    call = tensor_entry._op.positional
+    op = tensor_entry._op
 
     def impl(self, other, *rest):
         check_can_cast(compute(scalar_result_dtype(self._dtype, other)), self._dtype)
-        return call(self, scalar_tensor(other, self._dtype, self._device), *rest)
+        return op.positional(self, scalar_tensor(other, self._dtype, self._device), *rest)
     return impl
 
 

@@ -123,7 +123,17 @@ def _view_impl(self, size):
     return _restride(self, size, st)
 
 
-view = defop("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", explicit=_view_impl)
+def view_strides(self, size):
+    """(size, strides) of ``self.view(size)`` with PyTorch's errors; the checks every backend shares."""
+    size = _infer_size(size, self.numel())
+    st = _view_strides(self._shape, self.stride(), size)
+    if st is None:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
+                           "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+    return size, st
+
+
+view = defop("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", check=view_strides, explicit=_view_impl)
 
 
 def _unsafe_view_impl(self, size):
@@ -147,6 +157,19 @@ def _reshape_impl(self, shape):
 reshape = defop("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", composite=_reshape_impl)
 
 
+def permute_dims(self, dims):
+    """Wrapped dims of ``self.permute(dims)``, with PyTorch's errors."""
+    n = len(self._shape)
+    if len(dims) != n:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match "
+                           f"the length of the desired ordering of dimensions i.e. input.dim() = {n} is not "
+                           f"equal to len(dims) = {len(dims)}")
+    d = [_wrap_dim(x, n) for x in dims]
+    if len(set(d)) != n:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return d
+
+
 def _permute_impl(self, dims):
     n = len(self._shape)
     if len(dims) != n:
@@ -160,7 +183,7 @@ def _permute_impl(self, dims):
     return _restride(self, tuple(self._shape[i] for i in d), tuple(st[i] for i in d))
 
 
-permute = defop("permute(Tensor(a) self, int[] dims) -> Tensor(a)", explicit=_permute_impl)
+permute = defop("permute(Tensor(a) self, int[] dims) -> Tensor(a)", check=permute_dims, explicit=_permute_impl)
 
 
 def _transpose_impl(self, dim0, dim1):
@@ -171,7 +194,7 @@ def _transpose_impl(self, dim0, dim1):
     dims = list(range(n))
     a, b = _wrap_dim(dim0, n), _wrap_dim(dim1, n)
     dims[a], dims[b] = dims[b], dims[a]
-    return permute(self, dims)
+    return permute(self, tuple(dims))
 
 
 transpose = defop("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", composite=_transpose_impl)
@@ -244,7 +267,16 @@ def _squeeze_impl(self, dim=None):
     return _restride(self, tuple(self._shape[i] for i in keep), tuple(st[i] for i in keep))
 
 
-squeeze = defop("squeeze.dims(Tensor(a) self, int[]? dim=None) -> Tensor(a)", explicit=_squeeze_impl)
+def squeeze_dims(self, dim=None):
+    """The dims ``squeeze`` removes (size-1 ones among ``dim``, or all)."""
+    n = len(self._shape)
+    if dim is None:
+        return tuple(i for i, s in enumerate(self._shape) if s == 1)
+    return tuple(sorted({d for d in (_wrap_dim(x, n) for x in dim) if n and self._shape[d] == 1}))
+
+
+squeeze = defop("squeeze.dims(Tensor(a) self, int[]? dim=None) -> Tensor(a)", check=squeeze_dims,
+                explicit=_squeeze_impl)
 
 
 def _unsqueeze_impl(self, dim):
@@ -257,7 +289,21 @@ def _unsqueeze_impl(self, dim):
     return _restride(self, tuple(shape), tuple(st))
 
 
-unsqueeze = defop("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", explicit=_unsqueeze_impl)
+unsqueeze = defop("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)",
+                  check=lambda self, dim: _wrap_dim(dim, len(self._shape) + 1), explicit=_unsqueeze_impl)
+
+
+def select_index(self, dim, index):
+    """(dim, index) of ``self.select(dim, index)`` made non-negative, with PyTorch's errors."""
+    n = len(self._shape)
+    if n == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, n)
+    size = self._shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(self._shape)} "
+                         f"at dimension {d}")
+    return d, index + size if index < 0 else index
 
 
 def _select_impl(self, dim, index):
@@ -275,7 +321,27 @@ def _select_impl(self, dim, index):
     return _restride(self, self._shape[:d] + self._shape[d + 1:], st[:d] + st[d + 1:], index * st[d])
 
 
-select = defop("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", explicit=_select_impl)
+select = defop("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", check=select_index,
+               explicit=_select_impl)
+
+
+def slice_bounds(self, dim=0, start=None, end=None, step=1):
+    """(dim, start, end, step) of a slice, clamped as PyTorch does, with its errors."""
+    n = len(self._shape)
+    if n == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, n)
+    if step <= 0:
+        raise ValueError("slice step must be positive")
+    size = self._shape[d]
+    start = 0 if start is None else start
+    end = size if end is None else end
+    if start < 0:
+        start += size
+    if end < 0:
+        end += size
+    start = min(max(start, 0), size)
+    return d, start, min(max(end, start), size), step
 
 
 def _slice_impl(self, dim=0, start=None, end=None, step=1):
@@ -302,7 +368,7 @@ def _slice_impl(self, dim=0, start=None, end=None, step=1):
 
 
 slice = defop("slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1)"
-              " -> Tensor(a)", explicit=_slice_impl)
+              " -> Tensor(a)", check=slice_bounds, explicit=_slice_impl)
 
 
 def _narrow_impl(self, dim, start, length):

@@ -10,11 +10,11 @@ from __future__ import annotations
 import tensorplug
 
 from .backend import CPUBackend
-from . import kernels, elementwise, reductions, indexing, random, getitem
+from . import kernels, elementwise, reductions, indexing, random, getitem, views
 
 __version__ = "0.1.0"
 
-KERNEL_MODULES = (kernels, elementwise, reductions, indexing, random, getitem)
+KERNEL_MODULES = (kernels, elementwise, reductions, indexing, random, getitem, views)
 
 
 def all_kernels():

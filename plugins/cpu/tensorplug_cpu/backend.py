@@ -47,15 +47,20 @@ class CPUBackend(Backend):
         return tuple(s // isz for s in native.strides)
 
     def storage(self, native):
+        if native.base is None:  # owns its memory: the common case, no address arithmetic
+            return native, 0
         root = _root(native)
         return root, (_addr(native) - _addr(root)) // native.itemsize
 
     def as_strided(self, root, shape, strides, offset, dtype):
         isz = dtype.itemsize
-        buf = root if root.flags.c_contiguous or root.flags.f_contiguous else None
-        if buf is None:
-            raise RuntimeError("as_strided on a non-contiguous root buffer is not supported")
-        flat = buf.reshape(-1, order="A").view(np.uint8)
+        if not (root.flags.c_contiguous or root.flags.f_contiguous):
+            # dense memory in a permuted order (numpy keeps the input's layout): ordering
+            # its axes by stride gives a C-contiguous view of the same block
+            root = root.transpose(np.argsort(root.strides)[::-1])
+            if not root.flags.c_contiguous:
+                raise RuntimeError("as_strided: the storage's memory is not one dense block")
+        flat = root.reshape(-1, order="A").view(np.uint8)
         return np.ndarray(shape, dtype=dtype.np, buffer=flat, offset=offset * isz,
                           strides=tuple(s * isz for s in strides))
 

@@ -88,7 +88,9 @@ def as_strided(self, size, stride, storage_offset=None):
         storage_offset = self.storage_offset()
     from .backend import CPUBackend
     arr = CPUBackend.as_strided(None, st.root, size, stride, storage_offset, self._dtype)
-    return make_view(self, arr)
+    out = make_view(self, arr)
+    out._storage_offset0 = storage_offset
+    return out
 
 
 KERNELS = {

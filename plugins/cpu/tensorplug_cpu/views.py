@@ -1,0 +1,55 @@
+"""Native view kernels: numpy views instead of the core's generic as_strided path.
+
+The core validates every view op in its ``check`` (so errors are the same on
+every backend) and serves other backends through CompositeExplicitAutograd
+kernels built on ``as_strided``. On the CPU, numpy's own view operations are
+several times cheaper than rebuilding an array from storage metadata, and
+views (``weight.t()``, ``x[0]``, ``x.view(...)``) sit on every training step.
+Only ops whose numpy strides equal PyTorch's are here (numpy gives a new axis
+stride 0 where PyTorch computes one, so ``unsqueeze`` stays generic).
+"""
+
+from __future__ import annotations
+
+from tensorplug.tensor import make_view
+from tensorplug.ops.views import view_strides, permute_dims, squeeze_dims, select_index, slice_bounds, _view_impl
+
+_ALL = slice(None)
+
+
+def view(self, size):
+    size, _ = view_strides(self, size)
+    arr = self._data.view()
+    try:
+        arr.shape = size
+    except AttributeError:  # numpy would copy where the strides still allow a view
+        return _view_impl(self, size)
+    return make_view(self, arr)
+
+
+def permute(self, dims):
+    return make_view(self, self._data.transpose(permute_dims(self, dims)))
+
+
+def alias(self):
+    return make_view(self, self._data.view())
+
+
+def squeeze(self, dim=None):
+    return make_view(self, self._data.squeeze(squeeze_dims(self, dim)))
+
+
+def select(self, dim, index):
+    d, i = select_index(self, dim, index)
+    return make_view(self, self._data[(_ALL,) * d + (i, Ellipsis)])
+
+
+def slice_(self, dim=0, start=None, end=None, step=1):
+    d, start, end, step = slice_bounds(self, dim, start, end, step)
+    return make_view(self, self._data[(_ALL,) * d + (slice(start, end, step), Ellipsis)])
+
+
+KERNELS = {
+    "view": view, "permute": permute, "alias": alias, "squeeze.dims": squeeze,
+    "select.int": select, "slice.Tensor": slice_,
+}
