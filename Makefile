@@ -13,7 +13,7 @@ PIP    := $(BIN)/python -m pip
 $(STAMP): pyproject.toml $(addsuffix /pyproject.toml,$(PLUGINS)) Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e . $(addprefix -e ,$(PLUGINS)) "pytest>=8" "hypothesis>=6"
+	$(PIP) install -q -e ".[examples,test]" $(addprefix -e ,$(PLUGINS))
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -26,6 +26,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/training.py
 
 clean:
 	rm -rf $(VENV) build core/*.egg-info plugins/*/*.egg-info

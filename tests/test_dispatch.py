@@ -481,6 +481,11 @@ def test_removing_a_middle_override_keeps_the_stack_in_order(testdev, make_libra
 
 
 def test_fallback_override_stack(testdev, make_library):
+    # an op with no Autograd kernel of its own, so the key's fallback serves it
+    lib = make_library("fbstack", "DEF")
+    lib.define("f(Tensor x) -> Tensor")
+    lib.impl("f", lambda x: x, "TestDev")
+    NEG = tp.ops.fbstack.f.default
     x = tdev([1.0])
     make_library("tensorplug", "IMPL").fallback(lambda op, ks, *a: "first", "AutogradTestDev")
     with pytest.raises(RuntimeError, match="a fallback for 'AutogradTestDev' is already registered by 'user'"):

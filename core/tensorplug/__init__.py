@@ -29,6 +29,13 @@ from .ops.factories import (tensor, as_tensor, from_numpy, empty, zeros, ones, f
 from .ops.promotion import result_type, broadcast_shapes
 from .ops._lib import PUBLIC as _PUBLIC
 from ._printing import set_printoptions
+from . import autograd
+from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
+from . import func
+from . import optim
+from . import utils
+from .serialization import save, load
+from . import nn
 from . import plugins
 
 globals().update({k: v for k, v in _PUBLIC.items() if k not in globals()})

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 from ..dispatch.library import Library, owner_scope
 
-from ..dispatch.dispatcher import FALLTHROUGH
-
 with owner_scope("core"):
     LIB = Library("tensorplug", "DEF")
-    # Until a primitive has an autograd formula, tensors that require grad fall
-    # through to the backend (composites still decompose at the Autograd key).
-    LIB.fallback(FALLTHROUGH, "Autograd")
+    # Ops without a backward formula still run on tensors that require grad, but
+    # backward through them raises (composites decompose at the Autograd key instead).
+    from ..autograd.fallback import autograd_fallback
+    LIB.fallback(autograd_fallback, "Autograd")
 
 ENTRIES: dict = {}  # schema full name -> entry function
 

@@ -30,6 +30,9 @@ bounds, ``clamp_min``/``clamp_max``, ``where`` with scalars, ``positive``,
 ``addcmul``/``addcdiv`` (``add`` with ``alpha=value`` of ``mul``/``div``) and
 ``lerp`` (PyTorch's two-sided formula over ``sub``, ``add``, ``mul`` and ``where``), with their
 in-place forms.
+
+The backward formulas of the kernels' ops (those with floating results) are at the end;
+composites are differentiated through their decomposition.
 """
 
 from __future__ import annotations
@@ -1046,3 +1049,334 @@ attach("__pos__", positive)
 attach("__invert__", _invert)
 # numpy scalars and arrays on the left defer to the Tensor's reflected operators
 attach("__array_priority__", 1000)
+
+
+
+# -- backward formulas ----------------------------------------------------------------
+# Every primitive above with floating outputs has one; comparisons and the logical and
+# bitwise ops give bool or integer results, which never carry history. Formulas skip
+# the gradients of inputs nobody needs (``needs_input_grad``; wrapped Python numbers
+# never need one). An in-place form shares its op's formula: the ``self`` it reads is
+# the kernel's copy of the old value, and its result keeps self's shape.
+import math as _math  # noqa: E402
+
+from ..autograd.formulas import derivative  # noqa: E402
+from ..autograd.helpers import sum_to  # noqa: E402
+from .factories import zeros, zeros_like  # noqa: E402
+
+_LN2 = _math.log(2.0)
+_LN10 = _math.log(10.0)
+_LOG_TWO_OVER_SQRT_PI = _math.log(2.0 / _math.sqrt(_math.pi))
+
+
+def _with_inplace(name, inplace=None):
+    """Register the decorated formula for ``name`` and its in-place form (``exp_``, ``mul_.Tensor``)."""
+    if inplace is None:
+        base, _, overload = name.partition(".")
+        inplace = f"{base}_.{overload}" if overload else base + "_"
+
+    def register(formula):
+        derivative(name)(formula)
+        derivative(inplace)(formula)
+        return formula
+    return register
+
+
+def _zero(like):
+    return scalar_tensor(0, like._dtype, like._device)
+
+
+def _zero_grad(grad):
+    # what PyTorch gives for piecewise-constant ops: zeros, not "no gradient"
+    return zeros_like(grad)
+
+
+# unary ops; formulas that read ``result`` spare the in-place forms a copy of self
+@_with_inplace("exp")
+def _(grad, result):
+    return mul(grad, result)
+
+
+@_with_inplace("exp2")
+def _(grad, result):
+    return mul_scalar(mul(grad, result), _LN2)
+
+
+@_with_inplace("expm1")
+def _(grad, result):
+    return mul(grad, add_scalar(result, 1))
+
+
+@_with_inplace("log")
+def _(grad, self):
+    return div(grad, self)
+
+
+@_with_inplace("log2")
+def _(grad, self):
+    return div(grad, mul_scalar(self, _LN2))
+
+
+@_with_inplace("log10")
+def _(grad, self):
+    return div(grad, mul_scalar(self, _LN10))
+
+
+@_with_inplace("log1p")
+def _(grad, self):
+    return div(grad, add_scalar(self, 1))
+
+
+@_with_inplace("sqrt")
+def _(grad, result):
+    return div(grad, mul_scalar(result, 2))  # inf at 0, as in PyTorch
+
+
+@_with_inplace("rsqrt")
+def _(grad, result):
+    # -0.5 * result ** 3: two multiplies cost less than a general power
+    return mul(mul_scalar(grad, -0.5), mul(mul(result, result), result))
+
+
+@_with_inplace("sin")
+def _(grad, self):
+    return mul(grad, cos(self))
+
+
+@_with_inplace("cos")
+def _(grad, self):
+    return neg(mul(grad, sin(self)))
+
+
+@_with_inplace("tan")
+def _(grad, result):
+    return mul(grad, add_scalar(mul(result, result), 1))
+
+
+@_with_inplace("asin")
+def _(grad, self):
+    return mul(grad, rsqrt(rsub_scalar(mul(self, self), 1)))
+
+
+@_with_inplace("acos")
+def _(grad, self):
+    return neg(mul(grad, rsqrt(rsub_scalar(mul(self, self), 1))))
+
+
+@_with_inplace("atan")
+def _(grad, self):
+    return div(grad, add_scalar(mul(self, self), 1))
+
+
+@_with_inplace("sinh")
+def _(grad, self):
+    return mul(grad, cosh(self))
+
+
+@_with_inplace("cosh")
+def _(grad, self):
+    return mul(grad, sinh(self))
+
+
+@_with_inplace("tanh")
+def _(grad, result):
+    return mul(grad, rsub_scalar(mul(result, result), 1))
+
+
+@_with_inplace("sigmoid")
+def _(grad, result):
+    return mul(mul(grad, rsub_scalar(result, 1)), result)
+
+
+@_with_inplace("erf")
+def _(grad, self):
+    # 2/sqrt(pi) * exp(-x^2), the constant folded into the exponent: one multiply fewer
+    return mul(grad, exp(rsub_scalar(mul(self, self), _LOG_TWO_OVER_SQRT_PI)))
+
+
+@_with_inplace("reciprocal")
+def _(grad, result):
+    return neg(mul(mul(grad, result), result))
+
+
+@_with_inplace("abs")
+def _(grad, self):
+    return mul(grad, sign(self))  # 0 at 0, as in PyTorch
+
+
+@_with_inplace("neg")
+def _(grad):
+    return neg(grad)
+
+
+@_with_inplace("frac")
+def _(grad):
+    return grad
+
+
+for _name in ("sign", "floor", "ceil", "round", "round.decimals", "trunc"):
+    _with_inplace(_name)(_zero_grad)
+
+
+# binary ops: the result has the broadcast shape; each gradient is summed back to its input's
+def _add_grads(grad, self_shape, other_shape, alpha, needs, negate):
+    gs = sum_to(grad, self_shape) if needs[0] else None
+    go = None
+    if needs[1]:
+        go = sum_to(grad, other_shape)
+        if negate:
+            go = neg(go) if alpha == 1 else mul_scalar(go, -alpha)
+        elif alpha != 1:
+            go = mul_scalar(go, alpha)
+    return gs, go
+
+
+# add and sub read only shapes: their inputs are not kept alive, and in-place changes to them are fine
+@derivative("add.Tensor")
+def _(grad, self_shape, other_shape, alpha, needs_input_grad):
+    return _add_grads(grad, self_shape, other_shape, alpha, needs_input_grad, False)
+
+
+@derivative("sub.Tensor")
+def _(grad, self_shape, other_shape, alpha, needs_input_grad):
+    return _add_grads(grad, self_shape, other_shape, alpha, needs_input_grad, True)
+
+
+@derivative("add_.Tensor")
+def _(grad, other_shape, alpha, needs_input_grad):
+    return _add_grads(grad, grad._shape, other_shape, alpha, needs_input_grad, False)
+
+
+@derivative("sub_.Tensor")
+def _(grad, other_shape, alpha, needs_input_grad):
+    return _add_grads(grad, grad._shape, other_shape, alpha, needs_input_grad, True)
+
+
+@_with_inplace("mul.Tensor")
+def _(grad, self, other, needs_input_grad):
+    return (sum_to(mul(grad, other), self._shape) if needs_input_grad[0] else None,
+            sum_to(mul(grad, self), other._shape) if needs_input_grad[1] else None)
+
+
+def _div_grads(grad, self, other, needs):
+    g = div(grad, other)
+    gs = sum_to(g, self._shape) if needs[0] else None
+    go = neg(sum_to(mul(g, div(self, other)), other._shape)) if needs[1] else None
+    return gs, go
+
+
+@_with_inplace("div.Tensor")
+def _(grad, self, other, needs_input_grad):
+    return _div_grads(grad, self, other, needs_input_grad)
+
+
+@_with_inplace("div.Tensor_mode")
+def _(grad, self, other, rounding_mode, needs_input_grad):
+    if rounding_mode is None:
+        return _div_grads(grad, self, other, needs_input_grad)
+    # a rounded quotient is piecewise constant: zero gradients, as in PyTorch
+    return tuple(zeros(t._shape, dtype=grad._dtype, device=grad._device) if need else None
+                 for t, need in zip((self, other), needs_input_grad))
+
+
+def _mod_grads(grad, self, other, needs, rounding_mode):
+    # self - other * rounded(self / other), the rounded quotient piecewise constant
+    gs = sum_to(grad, self._shape) if needs[0] else None
+    go = None
+    if needs[1]:
+        go = neg(sum_to(mul(grad, div_mode(self, other, rounding_mode=rounding_mode)), other._shape))
+    return gs, go
+
+
+@_with_inplace("remainder.Tensor")
+def _(grad, self, other, needs_input_grad):
+    return _mod_grads(grad, self, other, needs_input_grad, "floor")
+
+
+@_with_inplace("fmod.Tensor")
+def _(grad, self, other, needs_input_grad):
+    return _mod_grads(grad, self, other, needs_input_grad, "trunc")
+
+
+@_with_inplace("atan2")
+def _(grad, self, other, needs_input_grad):
+    # (other, -self) / (self^2 + other^2), but 0 where the denominator is 0, as in PyTorch
+    denom = add(mul(self, self), mul(other, other))
+    g = where(eq_scalar(denom, 0), _zero(grad), div(grad, denom))
+    return (sum_to(mul(g, other), self._shape) if needs_input_grad[0] else None,
+            neg(sum_to(mul(g, self), other._shape)) if needs_input_grad[1] else None)
+
+
+@_with_inplace("pow.Tensor_Tensor", "pow_.Tensor")
+def _(grad, self, exponent, needs_input_grad):
+    gs = ge = None
+    if needs_input_grad[0]:
+        # exponent * self ** (exponent - 1), the power taken as 1 where the exponent is 0: the
+        # factor is then 0, and 0 ** -1 = inf would make it NaN (PyTorch's gradient there is 0).
+        # Unlike PyTorch's where() after the fact this costs no full-size op for a scalar
+        # exponent; it differs only at exponent 0 with an infinite or NaN self or grad (NaN
+        # here, 0 in PyTorch).
+        power = where(eq_scalar(exponent, 0), scalar_tensor(1, exponent._dtype, exponent._device),
+                      sub_scalar(exponent, 1))
+        gs = sum_to(mul(mul(grad, exponent), pow(self, power)), self._shape)
+    if needs_input_grad[1]:
+        # result * log(self), but 0 where self == 0 and exponent >= 0 (PyTorch's
+        # pow_backward_exponent); the power is recomputed rather than saved, so that
+        # x ** 2 does not keep its result (and in-place changes to it stay legal)
+        base = self if self._dtype is grad._dtype else self.to(grad._dtype)
+        zero_base = logical_and(eq_scalar(base, 0), ge_scalar(exponent, 0))
+        ge = sum_to(mul(grad, where(zero_base, _zero(grad), mul(pow(base, exponent), log(base)))),
+                    exponent._shape)
+    return gs, ge
+
+
+def _minmax_grads(grad, self, other, needs, loses):
+    # ties split the gradient equally, as in PyTorch; where a NaN propagates both inputs get it
+    shared = where(eq(self, other), mul_scalar(grad, 0.5), grad)
+    zero = _zero(grad)
+    return (sum_to(where(loses(self, other), zero, shared), self._shape) if needs[0] else None,
+            sum_to(where(loses(other, self), zero, shared), other._shape) if needs[1] else None)
+
+
+@derivative("maximum")
+def _(grad, self, other, needs_input_grad):
+    return _minmax_grads(grad, self, other, needs_input_grad, lt)
+
+
+@derivative("minimum")
+def _(grad, self, other, needs_input_grad):
+    return _minmax_grads(grad, self, other, needs_input_grad, gt)
+
+
+@derivative("where.self")
+def _(grad, condition, self, other, needs_input_grad):
+    zero = _zero(grad)
+    return (None,
+            sum_to(where(condition, grad, zero), self._shape) if needs_input_grad[1] else None,
+            sum_to(where(condition, zero, grad), other._shape) if needs_input_grad[2] else None)
+
+
+@_with_inplace("clamp.Tensor")
+def _(grad, self, min, max, needs_input_grad):
+    # PyTorch's clamp_backward and clamp_backward_min_max: self gets the gradient where
+    # min <= self <= max (so 1 at the bounds), a bound where it is the result (with
+    # min > max the result is max everywhere)
+    zero = _zero(grad)
+    gs = gmin = gmax = None
+    if needs_input_grad[0]:
+        if min is not None and max is not None:
+            keep = logical_and(ge(self, min), le(self, max))
+        else:
+            keep = ge(self, min) if min is not None else le(self, max)
+        gs = sum_to(where(keep, grad, zero), self._shape)
+    if needs_input_grad[1]:
+        below = lt(self, min)
+        if max is not None:
+            below = logical_and(below, lt(min, max))
+        gmin = sum_to(where(below, grad, zero), min._shape)
+    if needs_input_grad[2]:
+        above = gt(self, max)
+        if min is not None:
+            above = logical_or(above, lt(max, min))
+        gmax = sum_to(where(above, grad, zero), max._shape)
+    return gs, gmin, gmax

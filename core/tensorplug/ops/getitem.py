@@ -279,3 +279,16 @@ def setitem(self, key, value):
 
 attach("__getitem__", getitem)
 attach("__setitem__", setitem)
+
+
+# -- backward formulas ----------------------------------------------------------------
+from ..autograd.formulas import derivative  # noqa: E402
+from .memory import full as _full  # noqa: E402
+
+
+@derivative("index.Tensor")
+def _(grad, self_shape, indices):
+    from .indexing import index_put_, bool_masks  # indexing's formulas import this module
+    indices = bool_masks(indices)
+    # an element picked several times gets the sum of its gradients
+    return index_put_(_full(self_shape, 0, dtype=grad._dtype, device=grad._device), indices, grad, True), None

@@ -146,6 +146,8 @@ def _check_index_select(self, dim, index):
     if index._dtype not in _INDEX_DTYPES:
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     _same_device("index_select", self, index)
+    if not self._shape and index.numel() != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)")
     if self._shape and self._shape[dim] == 0 and index.numel():
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
 
@@ -550,3 +552,102 @@ for _name in ("index_select", "gather", "scatter", "scatter_add", "index_put", "
     public(_name, getattr(Tensor, _name))
 for _name in ("cat", "concat", "concatenate"):
     public(_name, _cat_fn(_name))
+
+
+# -- backward formulas ----------------------------------------------------------------
+# Gradients scattered into zeros are written with the in-place primitives on a
+# fresh buffer, whose own formulas make them differentiable again (double backward).
+from ..autograd.formulas import derivative  # noqa: E402
+from ..autograd.helpers import sum_to  # noqa: E402
+from .memory import full as _full  # noqa: E402
+
+
+def _zeros(shape, like):
+    return _full(shape, 0, dtype=like._dtype, device=like._device)
+
+
+@derivative("index_select")
+def _(grad, self_shape, dim, index):
+    if not self_shape:
+        return grad, None
+    d = _wrap_dim(dim, len(self_shape))
+    # duplicate indices add up
+    return index_put_(_zeros(self_shape, grad), [None] * d + [index.reshape(-1)], grad, True), None
+
+
+@derivative("gather")
+def _(grad, self_shape, dim, index):
+    return scatter_add_(_zeros(self_shape, grad), dim, index, grad), None
+
+
+def _grad_src(grad, dim, index, src):
+    """Gradient for the ``src`` of scatter/scatter_add: ``grad`` at the scattered positions.
+
+    Only the leading ``index.shape`` block of ``src`` is read; the rest gets zeros
+    (padded with cat rather than written into a view, so it stays differentiable).
+    """
+    g = gather(grad, dim, index)
+    shape = src._shape
+    if len(g._shape) != len(shape):  # a zero-dim index or src counts as one element
+        g = g.reshape((1,) * len(shape))
+    for d, (n, m) in enumerate(zip(g._shape, shape)):
+        if n != m:
+            g = cat([g, _zeros(g._shape[:d] + (m - n,) + g._shape[d + 1:], g)], d)
+    return g
+
+
+@derivative("scatter_.src")
+def _(grad, dim, index, src, needs_input_grad):
+    # the written positions of self were overwritten
+    return (scatter_value(grad, dim, index, 0) if needs_input_grad[0] else None, None,
+            _grad_src(grad, dim, index, src) if needs_input_grad[2] else None)
+
+
+@derivative("scatter_add_")
+def _(grad, dim, index, src, needs_input_grad):
+    return grad, None, _grad_src(grad, dim, index, src) if needs_input_grad[2] else None
+
+
+def bool_masks(indices):
+    """``indices`` with uint8 masks as bool, for backward: the forward call has already warned about them."""
+    return [i.to(_dt.bool) if i is not None and i._dtype is _dt.uint8 else i for i in indices]
+
+
+@derivative("index_put_")
+def _(grad, indices, values, accumulate, needs_input_grad):
+    from .getitem import index  # getitem's assignment imports this module
+    indices = bool_masks(indices)
+    g_self = g_values = None
+    if needs_input_grad[0]:
+        g_self = grad if accumulate else index_put(grad, indices, _zeros((), grad), False)
+    if needs_input_grad[2]:
+        g_values = sum_to(index(grad, indices), values._shape)
+    return g_self, None, g_values
+
+
+@derivative("masked_fill_.Tensor")
+def _(grad, mask, value, needs_input_grad):
+    from .elementwise import where_scalar_other
+    return (masked_fill_scalar(grad, mask, 0) if needs_input_grad[0] else None, None,
+            where_scalar_other(mask, grad, 0).sum() if needs_input_grad[2] else None)
+
+
+@derivative("cat")
+def _(grad, tensors, dim):
+    d = _wrap_dim(dim, len(grad._shape))
+    out, offset = [], 0
+    for t in tensors:
+        if t._shape == (0,):
+            out.append(_zeros((0,), grad))  # skipped by cat (PyTorch's legacy rule for 1-D empties)
+            continue
+        n = t._shape[d]
+        out.append(narrow(grad, d, offset, n))
+        offset += n
+    return out
+
+
+@derivative("sort.stable", nondiff_outputs=(1,))
+def _(grad, dim, result1):
+    if not grad._shape:
+        return grad
+    return scatter_(_zeros(grad._shape, grad), dim, result1, grad)

@@ -170,3 +170,30 @@ for _name, _fn, _doc in (
     attach(_name, document(_fn, _doc))
     public(_name, _fn)
 attach("__matmul__", __matmul__)
+
+
+# -- backward formulas ----------------------------------------------------------------
+from ..autograd.formulas import derivative  # noqa: E402
+from ..autograd.helpers import sum_to  # noqa: E402
+
+
+@derivative("matmul")
+def _(grad, self, other, needs_input_grad):
+    sa, sb = self._shape, other._shape
+    # 1-D operands as matrices (a row, a column), as the forward treats them
+    a = self if len(sa) > 1 else self.unsqueeze(0)
+    b = other if len(sb) > 1 else other.unsqueeze(-1)
+    g = grad
+    if len(sb) == 1:
+        g = g.unsqueeze(-1)
+    if len(sa) == 1:
+        g = g.unsqueeze(-2)
+    # batch dims that broadcast in the forward are summed over
+    ga = gb = None
+    if needs_input_grad[0]:
+        ga = sum_to(matmul(g, b.mT), a._shape)
+        ga = ga.reshape(sa) if len(sa) == 1 else ga
+    if needs_input_grad[1]:
+        gb = sum_to(matmul(a.mT, g), b._shape)
+        gb = gb.reshape(sb) if len(sb) == 1 else gb
+    return ga, gb

@@ -85,3 +85,32 @@ def _contiguous_impl(self, memory_format=None):
 
 contiguous = defop("contiguous(Tensor(a) self, *, MemoryFormat? memory_format=None) -> Tensor(a)",
                    composite=_contiguous_impl)
+
+
+# -- backward formulas ----------------------------------------------------------------
+from ..autograd.formulas import derivative  # noqa: E402
+from ..autograd.helpers import sum_to  # noqa: E402
+
+
+@derivative("copy_")
+def _(grad, src_shape, needs_input_grad):
+    # the old values of self are overwritten: no gradient flows to them (zeros, as in PyTorch)
+    from .factories import zeros_like
+    return (zeros_like(grad) if needs_input_grad[0] else None,
+            sum_to(grad, src_shape) if needs_input_grad[1] else None)
+
+
+@derivative("fill_.Scalar")
+def _(grad):
+    from .factories import zeros_like
+    return zeros_like(grad)
+
+
+@derivative("_to_copy")
+def _(grad, self):
+    return grad.to(dtype=self._dtype, device=self._device)
+
+
+@derivative("clone")
+def _(grad):
+    return grad

@@ -10,7 +10,7 @@ from __future__ import annotations
 from .. import dtypes as _dt
 from ..device import device as _device
 from ..dispatch.keys import Autograd
-from ..tensor import Tensor
+from ..tensor import Tensor, make_view
 from . import memory as M
 from . import views as V
 
@@ -158,8 +158,12 @@ def detach(self):
 
     As in PyTorch the result is not reported as a view (``_base`` is None).
     """
-    out = V.alias(self)
+    # not the alias op: that one is recorded by autograd, and a detached tensor has no history
+    out = make_view(self, self._data)
     out.__dict__.pop("_base", None)
+    off = self._storage_offset0
+    if off is not None:
+        out._storage_offset0 = off
     return out
 
 
@@ -168,3 +172,101 @@ attach("detach", detach)
 
 Tensor.requires_grad = property(lambda self: self._requires_grad,
                                 lambda self, v: requires_grad_(self, v) and None)
+
+
+# -- autograd ---------------------------------------------------------------------------
+def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate the gradient of this tensor into the ``.grad`` of the leaves it depends on."""
+    from ..autograd import backward as _backward
+    _backward([self], [gradient] if gradient is not None else None, retain_graph, create_graph, inputs)
+
+
+def retain_grad(self):
+    """Keep ``.grad`` for this non-leaf tensor after backward."""
+    if not self._requires_grad:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if self._grad_fn is None or self._retains_grad:
+        return
+    node, nr = self._grad_fn, self._output_nr
+    ref = __import__("weakref").ref(self)
+
+    def keep(grads):
+        t = ref()
+        if t is not None and grads[nr] is not None:
+            g = grads[nr].detach()
+            t._grad = g.clone() if t._grad is None else t._grad + g
+    node.register_prehook(keep)
+    self._retains_grad = True
+
+
+def register_hook(self, hook):
+    """``hook(grad)`` runs when this tensor's gradient is computed; a non-None result replaces it."""
+    if not self._requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if self._grad_fn is None:
+        hooks = self.__dict__.get("_backward_hooks")
+        if hooks is None:
+            hooks = self._backward_hooks = {}
+        key = object()
+        hooks[key] = hook
+        return _DictHandle(hooks, key)
+    nr = self._output_nr
+
+    def pre(grads):
+        if grads[nr] is None:
+            return None
+        r = hook(grads[nr])
+        if r is None:
+            return None
+        out = list(grads)
+        out[nr] = r
+        return tuple(out)
+    return self._grad_fn.register_prehook(pre)
+
+
+def register_post_accumulate_grad_hook(self, hook):
+    """``hook(tensor)`` runs after a leaf's ``.grad`` has been updated."""
+    if self._grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    hooks = self.__dict__.get("_post_accumulate_hooks")
+    if hooks is None:
+        hooks = self._post_accumulate_hooks = {}
+    key = object()
+    hooks[key] = hook
+    return _DictHandle(hooks, key)
+
+
+class _DictHandle:
+    def __init__(self, d, key):
+        self._d, self._key = d, key
+
+    def remove(self):
+        self._d.pop(self._key, None)
+
+
+def detach_(self):
+    """Detach this tensor from its graph in place (it becomes a leaf)."""
+    if self._base is not None and self._base._requires_grad:
+        raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+    self._grad_fn = None
+    self._requires_grad = False
+    self._ks &= ~Autograd.bit
+    return self
+
+
+attach("backward", backward)
+attach("retain_grad", retain_grad)
+attach("register_hook", register_hook)
+attach("register_post_accumulate_grad_hook", register_post_accumulate_grad_hook)
+attach("detach_", detach_)
+Tensor.retains_grad = property(lambda self: self._retains_grad)
+Tensor.data = property(lambda self: detach(self), lambda self, v: _set_data(self, v))
+
+
+def _set_data(self, value):
+    if value._shape != self._shape or value._dtype is not self._dtype or value._device is not self._device:
+        self._shape, self._dtype, self._device = value._shape, value._dtype, value._device
+        self._ks = (value._ks & ~Autograd.bit) | (self._ks & Autograd.bit)
+    self._data = value._data
+    self.__dict__.pop("_storage_offset0", None)
+    self._storage = value._get_storage()

@@ -453,3 +453,19 @@ for _name, _fn in {"rand": rand, "randn": randn, "randint": randint, "randperm":
 
 
 from . import getitem as _getitem  # noqa: E402,F401
+
+
+# -- backward formulas ----------------------------------------------------------------
+# The in-place draws overwrite self, so its old values get a zero gradient, as in
+# PyTorch (zeros rather than None: autograd.grad through them returns zeros too).
+# bernoulli's samples do not depend smoothly on the probabilities: zero as well.
+# multinomial and randperm give integers: nothing to differentiate.
+from ..autograd.formulas import derivative  # noqa: E402
+
+
+def _zero_grad(grad):
+    return _mem.full(grad._shape, 0, dtype=grad._dtype, device=grad._device)
+
+
+for _name in ("uniform_", "normal_", "bernoulli_.float", "random_.from", "bernoulli"):
+    derivative(_name)(_zero_grad)

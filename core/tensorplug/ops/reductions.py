@@ -235,3 +235,99 @@ for _name, _fn, _doc in (
 for _name, _fn in (("prod", prod), ("max", max), ("min", min)):
     attach(_name, _fn)
     public(_name, _fn)
+
+
+# -- backward formulas ----------------------------------------------------------------
+# argmax, argmin, any and all give integer or bool results: nothing to differentiate.
+from ..autograd.formulas import derivative  # noqa: E402
+from ..autograd.helpers import unsqueeze_dims  # noqa: E402
+from .memory import full as _full  # noqa: E402
+
+
+def _restore(t, self, dims, keepdim):
+    """``t`` (reduced over ``dims``) with the reduced dims back as size 1, to broadcast against ``self``."""
+    if keepdim or not self._shape:
+        return t
+    return unsqueeze_dims(t, dims, len(self._shape))
+
+
+@derivative("sum.dim_IntList")
+def _(grad, self_shape, dim, keepdim):
+    n = len(self_shape)
+    if not keepdim and n:
+        dims = range(n) if not dim else sorted(d % n for d in dim)
+        for d in dims:
+            grad = grad.unsqueeze(d)
+    return grad.expand(self_shape)
+
+
+def _scan_product(x, d, reverse):
+    """Inclusive cumulative product of ``x`` along ``d`` (from the end if ``reverse``).
+
+    A doubling scan (log2(n) steps of narrow, mul and cat) so that it stays
+    differentiable to any order without a cumprod primitive.
+    """
+    from .indexing import cat  # indexing imports this module
+    n = x._shape[d]
+    s = 1
+    while s < n:
+        if reverse:
+            x = cat([x.narrow(d, 0, n - s) * x.narrow(d, s, n - s), x.narrow(d, n - s, s)], d)
+        else:
+            x = cat([x.narrow(d, 0, s), x.narrow(d, s, n - s) * x.narrow(d, 0, n - s)], d)
+        s *= 2
+    return x
+
+
+def _product_of_others(x, d):
+    """For each element of ``x``, the product of the other elements of its slice along ``d``.
+
+    Exclusive prefix times exclusive suffix products: exact when ``x`` has zeros,
+    unlike ``prod / x`` (PyTorch's prod_safe_zeros_backward).
+    """
+    from .indexing import cat
+    n = x._shape[d]
+    if n == 1:
+        return _full(x._shape, 1, dtype=x._dtype, device=x._device)
+    ones = _full(x._shape[:d] + (1,) + x._shape[d + 1:], 1, dtype=x._dtype, device=x._device)
+    before = _scan_product(cat([ones, x.narrow(d, 0, n - 1)], d), d, False)
+    after = _scan_product(cat([x.narrow(d, 1, n - 1), ones], d), d, True)
+    return before * after
+
+
+@derivative("prod.dim_int")
+def _(grad, self, dim, keepdim, result):
+    if not self._shape:
+        return grad
+    d = _wrap_dim(dim, len(self._shape))
+    grad, result = _restore(grad, self, (d,), keepdim), _restore(result, self, (d,), keepdim)
+    x = self if self._dtype is grad._dtype else _to_copy(self, dtype=grad._dtype)
+    # like PyTorch, one zero anywhere (a host sync) switches every slice to the exact path
+    if not (x == 0).any().item():
+        return grad * (result / x)
+    return grad * _product_of_others(x, d)
+
+
+@derivative("cumsum")
+def _(grad, dim):
+    if not grad._shape:
+        return grad
+    d = _wrap_dim(dim, len(grad._shape))
+    if grad._shape[d] <= 1:
+        return grad
+    from .composite import flip  # composite imports this module
+    # each input element feeds every later output: a cumulative sum from the end
+    return flip(cumsum(flip(grad, (d,)), d), (d,))
+
+
+def _extreme_backward(grad, self, dim, keepdim, result):
+    """amax/amin: the gradient split evenly among the elements equal to the extreme (PyTorch's rule)."""
+    dims = reduce_dims(self, dim)
+    grad, result = _restore(grad, self, dims, keepdim), _restore(result, self, dims, keepdim)
+    mask = self == result
+    # a NaN extreme matches nothing: 0 / 0 makes the whole slice's gradient NaN, as in PyTorch
+    return (grad / sum(mask, dims, True)) * mask
+
+
+derivative("amax")(_extreme_backward)
+derivative("amin")(_extreme_backward)

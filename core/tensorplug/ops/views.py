@@ -503,3 +503,94 @@ for _name, _fn in {"reshape": reshape, "permute": permute, "transpose": transpos
                    "diagonal": diagonal, "movedim": movedim, "moveaxis": movedim,
                    "as_strided": as_strided}.items():
     public(_name, _fn)
+
+
+# -- backward formulas ----------------------------------------------------------------
+from ..autograd.formulas import derivative  # noqa: E402
+from ..autograd.helpers import sum_to  # noqa: E402
+
+
+@derivative("view")
+def _(grad, self_shape):
+    return grad.reshape(self_shape)
+
+
+@derivative("_unsafe_view")
+def _(grad, self_shape):
+    return grad.reshape(self_shape)
+
+
+@derivative("alias")
+def _(grad):
+    return grad
+
+
+@derivative("permute")
+def _(grad, dims):
+    n = len(dims)
+    inv = [0] * n
+    for i, d in enumerate(dims):
+        inv[d % n if n else 0] = i
+    return grad.permute(tuple(inv))
+
+
+@derivative("expand")
+def _(grad, self_shape):
+    return sum_to(grad, self_shape)
+
+
+@derivative("squeeze.dims")
+def _(grad, self_shape):
+    return grad.reshape(self_shape)
+
+
+@derivative("unsqueeze")
+def _(grad, dim):
+    return grad.squeeze(dim)
+
+
+def _scatter_into_zeros(grad, shape, view_fn):
+    from .factories import zeros
+    out = zeros(shape, dtype=grad._dtype, device=grad._device)
+    view_fn(out).copy_(grad)
+    return out
+
+
+@derivative("select.int")
+def _(grad, self_shape, dim, index):
+    return _scatter_into_zeros(grad, self_shape, lambda z: z.select(dim, index))
+
+
+@derivative("slice.Tensor")
+def _(grad, self_shape, dim, start, end, step):
+    return _scatter_into_zeros(grad, self_shape, lambda z: slice(z, dim, start, end, step))
+
+
+@derivative("diagonal")
+def _(grad, self_shape, offset, dim1, dim2):
+    return _scatter_into_zeros(grad, self_shape, lambda z: z.diagonal(offset, dim1, dim2))
+
+
+@derivative("unfold")
+def _(grad, self_shape, dimension, size, step):
+    from .factories import zeros
+    out = zeros(self_shape, dtype=grad._dtype, device=grad._device)
+    n = len(self_shape)
+    if n == 0:
+        return grad.sum().reshape(())
+    d = dimension % n
+    # windows may overlap: add each window's gradient into its slice
+    for w in range(grad._shape[d]):
+        region = slice(out, d, w * step, w * step + size)
+        region.add_(grad.select(d, w).movedim(-1, d))
+    return out
+
+
+@derivative("as_strided")
+def _(grad, self, size, stride, storage_offset):
+    from ..autograd.views import _buffer, _region, _geometry
+    base_geom = _geometry(self)
+    view_geom = (tuple(size), tuple(stride), self.storage_offset() if storage_offset is None else storage_offset)
+    buf = _buffer(grad, base_geom, view_geom)
+    _region(buf, view_geom).copy_(grad)
+    return _region(buf, base_geom).clone()

@@ -61,6 +61,8 @@ class CPUBackend(Backend):
             if not root.flags.c_contiguous:
                 raise RuntimeError("as_strided: the storage's memory is not one dense block")
         flat = root.reshape(-1, order="A").view(np.uint8)
+        if 0 in shape:
+            offset = 0  # an empty view addresses no memory; its offset may point past a 0-byte buffer
         return np.ndarray(shape, dtype=dtype.np, buffer=flat, offset=offset * isz,
                           strides=tuple(s * isz for s in strides))
 

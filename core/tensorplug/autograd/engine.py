@@ -1,0 +1,199 @@
+"""The backward engine: dependency counting and a ready queue by sequence number.
+
+Iterative (no recursion): a graph of any depth runs in a loop, in time linear
+in its size. Gradients are summed per (node, output slot) in input buffers; a
+node runs once every edge into it has delivered, latest-created first.
+"""
+
+from __future__ import annotations
+
+import warnings
+from heapq import heapify, heappop, heappush
+
+from .graph import AccumulateGrad, gradient_edge, has_nan, forward_stack, _anomaly
+from .grad_mode import set_grad_enabled
+
+
+def _collect(roots, targets):
+    """Dependency counts of the graph below ``roots``, restricted to nodes that
+    lead to a node in ``targets`` when targets are given."""
+    order, seen, stack = [], set(), list(roots)
+    for r in roots:
+        seen.add(r)
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for nxt, _ in node.next_functions:
+            if nxt is not None and nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    needed = None
+    if targets is not None:
+        needed = set(n for n in order if n in targets)
+        changed = True
+        # a node is needed when one of its successors is; iterate to a fixed point
+        # over the reverse of discovery order (children are discovered after parents)
+        while changed:
+            changed = False
+            for node in reversed(order):
+                if node in needed:
+                    continue
+                if any(nxt in needed for nxt, _ in node.next_functions if nxt is not None):
+                    needed.add(node)
+                    changed = True
+    deps = {}
+    for node in order:
+        if needed is not None and node not in needed:
+            continue
+        for nxt, _ in node.next_functions:
+            if nxt is not None and (needed is None or nxt in needed):
+                deps[nxt] = deps.get(nxt, 0) + 1
+    return deps, needed
+
+
+def _validate(node, i, g, meta):
+    shape, dtype, device = meta
+    if g._shape != shape:
+        raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                           f"{list(g._shape)} but expected shape compatible with {list(shape)}")
+    if g._dtype is not dtype or g._device is not device:
+        g = g.to(dtype=dtype, device=device)
+    return g
+
+
+def _accumulate(var, g, create_graph):
+    hooks = var.__dict__.get("_backward_hooks")
+    if hooks:
+        for h in list(hooks.values()):
+            r = h(g)
+            if r is not None:
+                g = r
+    if not create_graph:
+        g = g.detach()
+    cur = var._grad
+    if cur is None:
+        # a gradient tensor may be shared between inputs (add's backward returns one
+        # tensor twice), so a leaf gets its own copy
+        var._grad = g.clone() if not create_graph else g
+    elif create_graph:
+        var._grad = cur + g
+    else:
+        from .grad_mode import no_grad
+        with no_grad():
+            cur.add_(g)
+    post = var.__dict__.get("_post_accumulate_hooks")
+    if post:
+        for h in list(post.values()):
+            h(var)
+
+
+def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, accumulate=True,
+                 allow_unused=False):
+    """Backpropagate ``root_grads`` from tensors ``roots``.
+
+    With ``inputs``, only the part of the graph leading to them runs; their
+    gradients are returned (and accumulated into ``.grad`` only when
+    ``accumulate``). Without, every reachable leaf accumulates.
+    """
+    if retain_graph is None:
+        retain_graph = create_graph
+    edges = []
+    for i, (t, g) in enumerate(zip(roots, root_grads)):
+        if not t._requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        edges.append((gradient_edge(t), g))
+    capture = None
+    targets = None
+    results = None
+    if inputs is not None:
+        capture = {}
+        for i, t in enumerate(inputs):
+            if not t._requires_grad:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            node, nr = gradient_edge(t)
+            capture.setdefault((node, nr), []).append(i)
+        targets = {node for node, _ in capture}
+        results = [None] * len(inputs)
+    root_nodes = []
+    buffers = {}
+    for (node, nr), g in edges:
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * max(node.num_outputs, nr + 1)
+            root_nodes.append(node)
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+    deps, needed = _collect(root_nodes, targets)
+    heap = [(-n.sequence_nr, n.sequence_nr, n) for n in root_nodes if deps.get(n, 0) == 0
+            and (needed is None or n in needed)]
+    heapify(heap)
+    anomaly = _anomaly[0]
+    with set_grad_enabled(create_graph):
+        while heap:
+            node = heappop(heap)[2]
+            grads = buffers.pop(node, None) or [None] * node.num_outputs
+            if node._pre_hooks:
+                for h in node._pre_hooks:
+                    r = h(tuple(grads))
+                    if r is not None:
+                        grads = list(r)
+            if capture is not None:
+                for nr, g in enumerate(grads):
+                    idx = capture.get((node, nr))
+                    if idx is not None:
+                        for k in idx:
+                            results[k] = g
+            if type(node) is AccumulateGrad:
+                g = grads[0]
+                if g is not None and accumulate:
+                    _accumulate(node.variable, g, create_graph)
+                continue
+            nexts = node.next_functions
+            if (needed is not None and not any(nxt in needed for nxt, _ in nexts if nxt is not None)) \
+                    or all(g is None for g in grads):
+                # nothing to propagate, or nothing below leads to a requested input
+                out = (None,) * len(nexts)
+            else:
+                out = node.apply(tuple(grads))
+                if node._hooks:
+                    for h in node._hooks:
+                        r = h(out, tuple(grads))
+                        if r is not None:
+                            out = tuple(r)
+                if anomaly:
+                    _check_nan(node, out)
+            if not retain_graph:
+                node.release()
+            meta = node._meta
+            for i, (nxt, nr) in enumerate(nexts):
+                if nxt is None or (needed is not None and nxt not in needed):
+                    continue
+                g = out[i]
+                if g is not None:
+                    m = meta[i]
+                    if g._shape != m[0] or g._dtype is not m[1] or g._device is not m[2]:
+                        g = _validate(node, i, g, m)
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buf = buffers[nxt] = [None] * max(nxt.num_outputs, nr + 1)
+                    prev = buf[nr]
+                    buf[nr] = g if prev is None else prev + g
+                d = deps[nxt] - 1
+                deps[nxt] = d
+                if d == 0:
+                    heappush(heap, (-nxt.sequence_nr, nxt.sequence_nr, nxt))
+    if results is not None and not allow_unused and accumulate is False:
+        for i, r in enumerate(results):
+            if r is None:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
+                                   "Set allow_unused=True if this is the desired behavior.")
+    return results
+
+
+def _check_nan(node, out):
+    for i, g in enumerate(out):
+        if g is not None and has_nan(g):
+            stack = forward_stack(node)
+            if stack:
+                warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
+                              + stack, RuntimeWarning, stacklevel=3)
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")

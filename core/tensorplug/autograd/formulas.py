@@ -1,0 +1,401 @@
+"""Backward formulas and the Autograd kernels built from them.
+
+A formula is registered next to its op's definition::
+
+    @derivative("mul.Tensor")
+    def _(grad, self, other):
+        return grad * other, grad * self
+
+Its first parameter receives the output gradient (``grads``: a tuple, for ops
+with several differentiable outputs); every other parameter names a schema
+argument or ``result`` (the op's output; ``result1`` the second), which the
+node saves at forward time, so a node keeps exactly what its formula reads.
+It returns one gradient per Tensor argument in schema order (a list for a
+``Tensor[]`` argument; ``None`` where there is none; a bare value when the op
+has one Tensor argument). Formulas are written with tensor ops, so under
+``create_graph=True`` they are themselves recorded and give higher-order
+gradients.
+
+For each formula the core generates one Autograd kernel (for every backend),
+specialised to the op's schema like the dispatcher's entry functions: when no
+input requires grad it only redispatches; otherwise it records a node with
+the edges, input metadata and saved values. Tensors that do not require grad
+never reach it (their key set lacks the Autograd bit), nor does anything
+under ``no_grad``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import traceback
+
+from ..dispatch.keys import Autograd
+from ..dispatch import dispatcher as _d
+from .graph import Node, gradient_edge, _seq, _anomaly, _type_name
+from .views import check_view_inplace, rebase_history
+
+_BIT = Autograd.bit
+FORMULAS: dict = {}  # qualified op name -> FormulaInfo
+_NO_EDGE = (None, 0)
+_NO_META = ((), None, None)
+
+# kinds of saved values
+_VALUE, _INPUT, _OUTPUT, _LIST, _SNAPSHOT, _SHAPE = range(6)
+
+_SECOND_TIME = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+    "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+    "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
+    "if you need to access saved tensors after calling backward.")
+
+
+def camel(name):
+    return "".join(p[:1].upper() + p[1:] for p in name.strip("_").split("_"))
+
+
+def _modified_error(t, saved_version, what):
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an inplace operation: "
+        f"[{_type_name(t)} {list(t._shape)}], which is {what}, is at version {t._version}; expected version "
+        f"{saved_version} instead. Hint: the backtrace further above can point to the operation that failed to "
+        "compute its gradient. The variable in question was changed in there or anywhere later. Good luck!")
+
+
+class SavedOutput:
+    """An output kept by its own node: data and version counter, not the tensor (no reference cycle).
+
+    On unpack it is rebuilt with the node as grad_fn, so double backward sees the graph through it.
+    """
+
+    __slots__ = ("data", "storage", "version", "dtype", "device", "ks", "output_nr", "requires_grad")
+
+    def __init__(self, t, output_nr, differentiable=True):
+        st = t._get_storage()
+        self.data, self.storage, self.version = t._data, st, st.version
+        self.dtype, self.device, self.ks, self.output_nr = t._dtype, t._device, t._ks, output_nr
+        # saved before the output's history is set: it will have this node as grad_fn iff floating
+        self.requires_grad = differentiable and t._dtype.is_floating_point
+
+    def unpack(self, node):
+        from ..tensor import make_tensor
+        if self.storage.version != self.version:
+            out = make_tensor(self.data, self.dtype, self.device, self.ks & ~_BIT)
+            out._storage = self.storage
+            raise _modified_error(out, self.version, f"output {self.output_nr} of {node.name()}")
+        out = make_tensor(self.data, self.dtype, self.device, self.ks & ~_BIT)
+        out._storage = self.storage
+        if self.requires_grad:
+            out._requires_grad = True
+            out._grad_fn = node
+            out._output_nr = self.output_nr
+            out._ks |= _BIT
+        return out
+
+
+def _unpack_input(v):
+    t, version = v
+    if t._version != version:
+        fn = t._grad_fn
+        raise _modified_error(t, version, f"output {t._output_nr} of {fn.name()}" if fn is not None else "a leaf")
+    return t
+
+
+class FormulaNode(Node):
+    """A node whose backward is a registered formula; one subclass per op (``MulBackward0``)."""
+
+    _info = None
+    _slots = None      # per Tensor argument: 0, or the length of a Tensor[] argument (set per call for lists)
+    _out_meta = None   # outputs' (shape, dtype, device), for ops with several outputs
+
+    def apply(self, grads):
+        info = self._info
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(_SECOND_TIME)
+        vals = []
+        for kind, v in zip(info.save_kinds, saved):
+            if kind == _VALUE or kind == _SHAPE:
+                vals.append(v)
+            elif kind == _INPUT or kind == _SNAPSHOT:
+                vals.append(_unpack_input(v) if v is not None else None)
+            elif kind == _OUTPUT:
+                vals.append(v.unpack(self))
+            else:
+                vals.append([_unpack_input(x) if x is not None else None for x in v])
+        if info.wants_needs:
+            vals.append(self._needs())
+        om = self._out_meta
+        if info.multi_grad:
+            out = info.formula(tuple(_zeros_if_none(g, m) for g, m in zip(grads, om)), *vals)
+        else:
+            out = info.formula(_zeros_if_none(grads[0], om[0]) if om is not None else grads[0], *vals)
+        if info.n_tensor_args == 1:
+            out = (out,)
+        slots = self._slots
+        if slots is None:
+            return tuple(out)
+        flat = []
+        for slot, g in zip(slots, out):
+            if slot:
+                flat.extend(g if g is not None else [None] * slot)
+            else:
+                flat.append(g)
+        return tuple(flat)
+
+    def _needs(self):
+        """Per Tensor argument: does any of its inputs have an edge (need a gradient)?"""
+        edges = self.next_functions
+        slots = self._slots
+        if slots is None:
+            return tuple(e[0] is not None for e in edges)
+        out, i = [], 0
+        for slot in slots:
+            k = slot or 1
+            out.append(any(e[0] is not None for e in edges[i:i + k]))
+            i += k
+        return tuple(out)
+
+    def release(self):
+        self._saved = None
+
+    @property
+    def saved_tensors_names(self):
+        return tuple(self._info.save_names)
+
+
+def _zeros_if_none(g, meta):
+    if g is not None or meta is None:
+        return g
+    from ..ops.factories import zeros
+    shape, dtype, device = meta
+    return zeros(shape, dtype=dtype, device=device)
+
+
+class FormulaInfo:
+    """What the generated kernel and the node need to know about one formula."""
+
+    def __init__(self, op, formula, nondiff_outputs=()):
+        self.op = op
+        self.formula = formula
+        schema = op.schema
+        params = list(inspect.signature(formula).parameters)
+        self.multi_grad = params[0] == "grads"
+        # a formula may take ``needs_input_grad`` (one bool per Tensor argument) to skip
+        # gradients nobody needs, like PyTorch's should_compute_output
+        self.wants_needs = "needs_input_grad" in params
+        self.save_names = [p for p in params[1:] if p != "needs_input_grad"]
+        args = schema.arguments
+        arg_names = [a.name for a in args]
+        self.tensor_positions = [i for i, a in enumerate(args) if a.type == "Tensor"]
+        self.list_positions = [i for i in self.tensor_positions if args[i].is_list]
+        self.write_positions = [i for i, a in enumerate(args) if a.is_write]
+        self.n_tensor_args = len(self.tensor_positions)
+        self.n_outputs = len(schema.returns)
+        self.nondiff_outputs = set(nondiff_outputs)
+        self.saves = []  # (kind, position)
+        for n in self.save_names:
+            if n == "result" or (n.startswith("result") and n[6:].isdigit()):
+                self.saves.append((_OUTPUT, int(n[6:] or 0)))
+                continue
+            if n not in arg_names and n.endswith("_shape") and n[:-6] in arg_names:
+                # only the shape of a tensor argument: the tensor itself is not kept alive
+                self.saves.append((_SHAPE, arg_names.index(n[:-6])))
+                continue
+            if n not in arg_names:
+                raise ValueError(f"formula for {op.qualname}: parameter {n!r} is neither a schema argument, "
+                                 f"'<argument>_shape' nor 'result'")
+            p = arg_names.index(n)
+            a = args[p]
+            if a.type != "Tensor":
+                self.saves.append((_VALUE, p))
+            elif a.is_list:
+                self.saves.append((_LIST, p))
+            elif p in self.write_positions:
+                self.saves.append((_SNAPSHOT, p))
+            else:
+                self.saves.append((_INPUT, p))
+        self.save_kinds = [k for k, _ in self.saves]
+        self.node_class = type(camel(schema.name) + "Backward0", (FormulaNode,),
+                               {"_info": self, "num_outputs": max(1, self.n_outputs)})
+        if not self.list_positions:
+            self.node_class._slots = None
+
+
+def derivative(op_name, *, nondiff_outputs=()):
+    """Register the backward formula of ``op_name`` (``"mul.Tensor"`` or ``"ns::op.overload"``).
+
+    ``nondiff_outputs``: indices of outputs that never carry gradients (sort's indices).
+    """
+    def register(formula):
+        qual = op_name if "::" in op_name else f"tensorplug::{op_name}"
+        op = _d.lookup_op(qual)
+        if qual in FORMULAS:
+            raise RuntimeError(f"a backward formula for {qual} is already registered")
+        info = FORMULAS[qual] = FormulaInfo(op, formula, nondiff_outputs)
+        from ..ops._lib import LIB
+        LIB.impl(op, make_autograd_kernel(info), "Autograd", with_keyset=True)
+        return formula
+    return register
+
+
+def _edge(t):
+    return gradient_edge(t) if t._requires_grad else _NO_EDGE
+
+
+def _opt_edge(t):
+    return gradient_edge(t) if t is not None and t._requires_grad else _NO_EDGE
+
+
+def _meta(t):
+    return (t._shape, t._dtype, t._device) if t is not None else _NO_META
+
+
+def _any_req(ts):
+    for t in ts:
+        if t is not None and t._requires_grad:
+            return True
+    return False
+
+
+def _check_write(t):
+    if t._requires_grad and t._grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if t._base is not None:
+        check_view_inplace(t)
+
+
+def _snapshot(t):
+    """A copy of a tensor an in-place op is about to overwrite, when its formula reads the old value.
+
+    The copy is recorded (CloneBackward0), so double backward reaches the old value's history.
+    """
+    from ..ops.memory import clone
+    return (clone(t), 0)
+
+
+def _set_history(t, node, nr):
+    if t._dtype.is_floating_point:
+        t._grad_fn = node
+        t._output_nr = nr
+        t._requires_grad = True
+        t._ks |= _BIT
+
+
+def make_autograd_kernel(info):
+    """Generate the Autograd kernel for one op (see the module docstring)."""
+    op = info.op
+    schema = op.schema
+    n = len(schema.arguments)
+    names = [f"a{i}" for i in range(n)]
+    call = ", ".join(names)
+    req, edges, metas = [], [], []
+    for p in info.tensor_positions:
+        a = schema.arguments[p]
+        v = names[p]
+        if a.is_list:
+            req.append(f"_any_req({v})")
+        elif a.optional:
+            req.append(f"({v} is not None and {v}._requires_grad)")
+            edges.append(f"_opt_edge({v})")
+            metas.append(f"_meta({v})")
+        else:
+            req.append(f"{v}._requires_grad")
+            edges.append(f"_edge({v})")
+            metas.append(f"({v}._shape, {v}._dtype, {v}._device)")
+    body = [f"def kernel(ks, {call}):" if call else "def kernel(ks):",
+            f"    if not ({' or '.join(req) or 'False'}):",
+            f"        return _redispatch(ks{', ' + call if call else ''})"]
+    for p in info.write_positions:
+        body.append(f"    _check_write({names[p]})")
+    saved_pre = {}
+    for i, (kind, p) in enumerate(info.saves):
+        if kind == _SNAPSHOT:
+            body.append(f"    _s{i} = _snapshot({names[p]})")
+            saved_pre[i] = f"_s{i}"
+    if info.list_positions:
+        # variable number of inputs: build edges and metadata in order
+        body.append("    _edges, _metas, _slots = [], [], []")
+        for p in info.tensor_positions:
+            v = names[p]
+            if p in info.list_positions:
+                body.append(f"    _slots.append(len({v}))")
+                body.append(f"    for _t in {v}:")
+                body.append("        _edges.append(_opt_edge(_t)); _metas.append(_meta(_t))")
+            else:
+                body.append("    _slots.append(0)")
+                body.append(f"    _edges.append(_opt_edge({v})); _metas.append(_meta({v}))")
+        edges_expr, metas_expr = "tuple(_edges)", "tuple(_metas)"
+    else:
+        edges_expr = "(" + "".join(e + ", " for e in edges) + ")"
+        metas_expr = "(" + "".join(m + ", " for m in metas) + ")"
+    body.append(f"    _e = {edges_expr}")
+    body.append(f"    _m = {metas_expr}")
+    # inputs are saved with their versions before the op runs: an in-place op that reads
+    # its own output (y.mul_(y)) must be caught at backward, as in PyTorch
+    for i, (kind, p) in enumerate(info.saves):
+        if i in saved_pre:
+            continue
+        v = names[p]
+        if kind == _LIST:
+            body.append(f"    _s{i} = [(x, x._version) if x is not None else None for x in {v}]")
+            saved_pre[i] = f"_s{i}"
+        elif kind == _INPUT:
+            opt = schema.arguments[p].optional
+            body.append(f"    _s{i} = ({v}, {v}._version)" + (f" if {v} is not None else None" if opt else ""))
+            saved_pre[i] = f"_s{i}"
+    body.append(f"    out = _redispatch(ks{', ' + call if call else ''})")
+    multi = info.n_outputs > 1
+    if multi:
+        body.append("    outs = out")
+    saved = []
+    for i, (kind, p) in enumerate(info.saves):
+        if i in saved_pre:
+            saved.append(saved_pre[i])
+        elif kind == _VALUE:
+            saved.append(names[p])
+        elif kind == _SHAPE:
+            saved.append(f"{names[p]}._shape")
+        elif kind == _OUTPUT:
+            saved.append(f"_SavedOutput({'outs[%d]' % p if multi else 'out'}, {p}, {p not in info.nondiff_outputs})")
+        elif kind == _LIST:
+            saved.append(f"[(x, x._version) if x is not None else None for x in {names[p]}]")
+        else:
+            a = schema.arguments[p]
+            v = names[p]
+            saved.append(f"({v}, {v}._version) if {v} is not None else None" if a.optional
+                         else f"({v}, {v}._version)")
+    body.append("    node = _new(_Node)")
+    body.append("    node.next_functions = _e")
+    body.append("    node._meta = _m")
+    body.append("    node.sequence_nr = _next_seq()")
+    body.append("    node._saved = (" + "".join(f"{s}, " for s in saved) + ")")
+    if info.list_positions:
+        body.append("    node._slots = tuple(_slots)")
+    if multi:
+        body.append("    node._out_meta = tuple((t._shape, t._dtype, t._device) if hasattr(t, '_ks') else None "
+                    "for t in outs)")
+    body.append("    if _anomaly[0]: node._stack = _format_stack()[:-1]")
+    if multi:
+        for i in range(info.n_outputs):
+            if i not in info.nondiff_outputs:
+                body.append(f"    _set_history(outs[{i}], node, {i})")
+    elif schema.returns and schema.returns[0].is_list:
+        body.append("    for _i, _t in enumerate(out): _set_history(_t, node, _i)")
+    elif schema.returns and 0 not in info.nondiff_outputs:
+        body.append("    _set_history(out, node, 0)")
+    for p in info.write_positions:
+        body.append(f"    if {names[p]}._base is not None: _rebase(({names[p]}), node)")
+    body.append("    return out")
+    ns = {"_redispatch": op.redispatch, "_any_req": _any_req, "_edge": _edge, "_opt_edge": _opt_edge,
+          "_meta": _meta, "_check_write": _check_write, "_snapshot": _snapshot, "_SavedOutput": SavedOutput,
+          "_new": object.__new__, "_Node": info.node_class, "_next_seq": _seq.__next__, "_anomaly": _anomaly,
+          "_format_stack": traceback.format_stack, "_set_history": _set_history, "_rebase": rebase_history}
+    src = "\n".join(body) + "\n"
+    exec(compile(src, f"<autograd kernel {op.qualname}>", "exec"), ns)
+    kernel = ns["kernel"]
+    kernel.__name__ = f"autograd_{op.name}"
+    kernel._source = src
+    return kernel
+
+
+__all__ = ["derivative", "FORMULAS", "FormulaNode", "SavedOutput", "camel"]

@@ -1,0 +1,127 @@
+"""gradcheck / gradgradcheck: analytical gradients against central finite differences."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .grad_mode import no_grad
+
+
+class GradcheckError(RuntimeError):
+    """Analytical and numerical gradients disagree."""
+
+
+def _as_tuple(x):
+    return x if isinstance(x, tuple) else (x,)
+
+
+def _diff_inputs(inputs):
+    from ..tensor import Tensor
+    return [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+
+
+def _outputs(func, inputs):
+    from ..tensor import Tensor
+    return [o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor) and o.dtype.is_floating_point]
+
+
+def _numerical(func, inputs, idx, eps):
+    """Jacobian blocks d out / d inputs[idx] by central differences, one per output.
+
+    Values are perturbed under no_grad, but ``func`` runs in the caller's grad
+    mode: gradgradcheck's function computes gradients itself.
+    """
+    x = inputs[idx]
+    flat = x.detach()
+    n = x.numel()
+    outs0 = _outputs(func, inputs)
+    cols = []
+    with no_grad():
+        base = flat.clone()
+    for j in range(n):
+        pos = tuple(int(p) for p in np.unravel_index(j, tuple(x.shape))) if x.dim() else ()
+        v = float(base[pos].item()) if x.dim() else float(base.item())
+        with no_grad():
+            flat[pos] = v + eps
+        plus = [o.detach().clone() for o in _outputs(func, inputs)]
+        with no_grad():
+            flat[pos] = v - eps
+        minus = [o.detach().clone() for o in _outputs(func, inputs)]
+        with no_grad():
+            flat[pos] = v
+        cols.append([((p - m) / (2 * eps))._host().astype(np.float64).reshape(-1) for p, m in zip(plus, minus)])
+    if not cols:
+        return [np.zeros((o.numel(), 0)) for o in outs0]
+    return [np.stack([c[k] for c in cols], axis=1) for k in range(len(cols[0]))]
+
+
+def _analytical(func, inputs, diff_idx):
+    from . import grad as autograd_grad
+    from ..ops.factories import zeros
+    outs = _outputs(func, inputs)
+    blocks = [[np.zeros((o.numel(), inputs[i].numel())) for i in diff_idx] for o in outs]
+    for k, o in enumerate(outs):
+        if not o.requires_grad:
+            continue
+        for r in range(o.numel()):
+            go = zeros(o.shape, dtype=o.dtype, device=o.device)
+            pos = tuple(int(p) for p in np.unravel_index(r, tuple(o.shape))) if o.dim() else ()
+            if o.dim():
+                go[pos] = 1.0
+            else:
+                go.fill_(1.0)
+            grads = autograd_grad([o], [inputs[i] for i in diff_idx], [go], retain_graph=True, allow_unused=True)
+            for c, g in enumerate(grads):
+                if g is not None:
+                    blocks[k][c][r, :] = g._host().astype(np.float64).reshape(-1)
+    return blocks
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, **_ignored):
+    """True when ``func``'s gradients match finite differences (inputs should be float64).
+
+    Raises :class:`GradcheckError` (or returns False with ``raise_exception=False``)
+    naming the output, the input and the largest mismatch.
+    """
+    inputs = _as_tuple(inputs)
+    diff_idx = _diff_inputs(inputs)
+    if not diff_idx:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of them have "
+                         "requires_grad=True.")
+    analytical = _analytical(func, inputs, diff_idx)
+    for c, i in enumerate(diff_idx):
+        numerical = _numerical(func, inputs, i, eps)
+        for k, (num, ana_blocks) in enumerate(zip(numerical, analytical)):
+            ana = ana_blocks[c]
+            if num.shape != ana.shape or not np.allclose(ana, num, atol=atol, rtol=rtol):
+                worst = np.max(np.abs(ana - num)) if num.shape == ana.shape else float("nan")
+                msg = (f"Jacobian mismatch for output {k} with respect to input {i},\n"
+                       f"numerical:{num}\nanalytical:{ana}\n(max abs difference {worst})")
+                if raise_exception:
+                    raise GradcheckError(msg)
+                return False
+    return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
+                  **_ignored):
+    """gradcheck of the first derivatives (computed with ``create_graph=True``): checks second order."""
+    from . import grad as autograd_grad
+    from ..ops.random import randn_like
+    inputs = _as_tuple(inputs)
+    diff_idx = _diff_inputs(inputs)
+    outs = _outputs(func, inputs)
+    if grad_outputs is None:
+        grad_outputs = tuple(randn_like(o).requires_grad_(True) for o in outs)
+    grad_outputs = _as_tuple(grad_outputs)
+    n_in = len(inputs)
+
+    def first_derivatives(*args):
+        ins, gos = args[:n_in], args[n_in:]
+        o = _outputs(func, ins)
+        diff = [ins[i] for i in diff_idx]
+        gs = autograd_grad(o, diff, list(gos), create_graph=True, allow_unused=True)
+        return tuple(g for g in gs if g is not None)
+
+    return gradcheck(first_derivatives, tuple(inputs) + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)

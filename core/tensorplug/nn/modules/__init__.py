@@ -1,0 +1,24 @@
+"""The layers of ``tensorplug.nn``, one module per theme."""
+
+from .module import Module
+from .container import Sequential, ModuleList, ModuleDict
+from .linear import Identity, Linear, Bilinear
+from .conv import Conv1d, Conv2d
+from .pooling import MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d, AdaptiveAvgPool1d, AdaptiveAvgPool2d
+from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm, GroupNorm
+from .dropout import Dropout
+from .sparse import Embedding
+from .flatten import Flatten, Unflatten
+from .activation import (ReLU, ReLU6, LeakyReLU, ELU, GELU, SiLU, Mish, Softplus, Hardtanh, Tanh, Sigmoid,
+                         LogSigmoid, Softmax, Softmin, LogSoftmax)
+from .loss import (CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, BCELoss, BCEWithLogitsLoss, HuberLoss, SmoothL1Loss,
+                   KLDivLoss)
+
+__all__ = [
+    "Module", "Sequential", "ModuleList", "ModuleDict", "Identity", "Linear", "Bilinear", "Conv1d", "Conv2d",
+    "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "BatchNorm1d",
+    "BatchNorm2d", "LayerNorm", "GroupNorm", "Dropout", "Embedding", "Flatten", "Unflatten", "ReLU", "ReLU6",
+    "LeakyReLU", "ELU", "GELU", "SiLU", "Mish", "Softplus", "Hardtanh", "Tanh", "Sigmoid", "LogSigmoid", "Softmax",
+    "Softmin", "LogSoftmax", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCELoss", "BCEWithLogitsLoss",
+    "HuberLoss", "SmoothL1Loss", "KLDivLoss",
+]

@@ -1,0 +1,113 @@
+"""The :class:`DataLoader`: batches of samples from a dataset, in the calling process."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+from .collate import default_collate, default_convert
+from .dataset import IterableDataset
+from .sampler import BatchSampler, RandomSampler, SequentialSampler, check_batching
+
+__all__ = ["DataLoader"]
+
+
+class DataLoader:
+    """Iterate over ``dataset`` in batches: ``for x, y in DataLoader(ds, batch_size=32, shuffle=True): ...``.
+
+    - ``batch_size`` samples per batch (``None`` disables batching: each
+      sample goes through :func:`default_convert` alone);
+    - ``shuffle=True`` draws a new permutation each pass, from ``generator``
+      (a :class:`tensorplug.Generator`) when given, so runs are reproducible;
+    - ``sampler`` / ``batch_sampler`` replace the default index order / batching;
+    - ``drop_last`` drops a final incomplete batch;
+    - ``collate_fn`` turns a list of samples into a batch (default:
+      :func:`default_collate`, which stacks tensors and converts numbers).
+
+    Data is loaded in the calling process: ``num_workers`` must be 0
+    (anything greater raises NotImplementedError), and ``pin_memory`` has
+    no effect (tensorplug has no pinned host memory).
+    """
+
+    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
+                 collate_fn=None, pin_memory=False, drop_last=False, generator=None):
+        if num_workers < 0:
+            raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable "
+                             "multiprocessing.")
+        if num_workers > 0:
+            raise NotImplementedError(f"DataLoader(num_workers={num_workers}): tensorplug loads data in the "
+                                      "calling process only; use num_workers=0")
+        if pin_memory:
+            warnings.warn("'pin_memory' argument is set as true but tensorplug has no pinned memory; "
+                          "it has no effect", stacklevel=2)
+        self.dataset = dataset
+        self.num_workers = num_workers
+        self.pin_memory = pin_memory
+        self._iterable = isinstance(dataset, IterableDataset)
+        if self._iterable:
+            if shuffle not in (False, None):
+                raise ValueError("DataLoader with IterableDataset: expected unspecified shuffle option, but got "
+                                 f"shuffle={shuffle}")
+            if sampler is not None:
+                raise ValueError("DataLoader with IterableDataset: expected unspecified sampler option, but got "
+                                 f"sampler={sampler}")
+            if batch_sampler is not None:
+                raise ValueError("DataLoader with IterableDataset: expected unspecified batch_sampler option, but "
+                                 f"got batch_sampler={batch_sampler}")
+        shuffle = bool(shuffle)
+        if sampler is not None and shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, "
+                                 "and drop_last")
+            batch_size = None
+            drop_last = False
+        elif batch_size is None and drop_last:
+            raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with "
+                             "drop_last")
+        if sampler is None and not self._iterable:
+            sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
+        if batch_size is not None and batch_sampler is None and not self._iterable:
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        elif self._iterable and batch_size is not None:
+            check_batching(batch_size, drop_last)
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+        self.sampler = sampler
+        self.batch_sampler = batch_sampler
+        self.generator = generator
+        if collate_fn is None:
+            collate_fn = default_collate if self._auto_collation else default_convert
+        self.collate_fn = collate_fn
+
+    @property
+    def _auto_collation(self):
+        return self.batch_sampler is not None or (self._iterable and self.batch_size is not None)
+
+    def __iter__(self):
+        collate, dataset = self.collate_fn, self.dataset
+        if self._iterable:
+            if not self._auto_collation:
+                return (collate(sample) for sample in dataset)
+            return self._iter_stream(iter(dataset))
+        if self.batch_sampler is not None:
+            return (collate([dataset[i] for i in indices]) for indices in self.batch_sampler)
+        return (collate(dataset[i]) for i in self.sampler)
+
+    def _iter_stream(self, it):
+        while True:
+            batch = list(itertools.islice(it, self.batch_size))
+            if not batch or (self.drop_last and len(batch) < self.batch_size):
+                return
+            yield self.collate_fn(batch)
+
+    def __len__(self):
+        if self._iterable:
+            n = len(self.dataset)
+            if self.batch_size is None:
+                return n
+            return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+        if self.batch_sampler is not None:
+            return len(self.batch_sampler)
+        return len(self.sampler)

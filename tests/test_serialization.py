@@ -1,0 +1,417 @@
+"""tensorplug.save / tensorplug.load: safetensors files, round trips, corrupt files, interoperability."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import pickle
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import tensorplug as tp
+
+ALL_DTYPES = [tp.bool, tp.uint8, tp.int8, tp.int16, tp.int32, tp.int64, tp.float16, tp.bfloat16, tp.float32,
+              tp.float64]
+
+
+def sample(dtype, shape, seed=0):
+    """Values covering each dtype's extremes (and nan / inf / -0.0 for floats)."""
+    rng = np.random.default_rng(seed)
+    n = math.prod(shape)
+    if dtype is tp.bool:
+        flat = rng.integers(0, 2, size=n).astype(bool)
+    elif dtype.is_floating_point:
+        info = ml_dtypes.finfo(dtype.np)
+        specials = np.array([np.nan, np.inf, -np.inf, -0.0, float(info.max), float(info.tiny)], dtype=np.float64)
+        flat = np.concatenate([specials, rng.normal(size=n)])[:n].astype(dtype.np)
+    else:
+        info = np.iinfo(dtype.np)
+        flat = np.concatenate([[info.min, info.max, 0], rng.integers(info.min, info.max, size=n)])[:n]
+        flat = flat.astype(dtype.np)
+    return flat.reshape(shape)
+
+
+def raw_bytes(t):
+    """The tensor's elements as bytes: compares nan payloads and -0.0 exactly."""
+    a = np.ascontiguousarray(t.numpy(force=True))
+    return a.reshape(-1).view(np.uint8).tobytes()
+
+
+def same_tensor(a, b):
+    return a.dtype is b.dtype and a.shape == b.shape and raw_bytes(a) == raw_bytes(b)
+
+
+def read_parts(path):
+    raw = open(path, "rb").read()
+    n = int.from_bytes(raw[:8], "little")
+    return json.loads(raw[8:8 + n]), raw[8 + n:]
+
+
+def write_parts(path, header, data, pad=True):
+    text = header if isinstance(header, bytes) else json.dumps(header).encode()
+    if pad:
+        text += b" " * (-(8 + len(text)) % 8)
+    with open(path, "wb") as f:
+        f.write(len(text).to_bytes(8, "little") + text + data)
+
+
+# -- round trips ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape", [(), (0,), (7,), (2, 3, 4), (3, 0, 2)])
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=lambda d: d.name)
+def test_every_dtype_round_trips_bit_exactly(tmp_path, dtype, shape):
+    t = tp.from_numpy(sample(dtype, shape))
+    tp.save({"t": t}, tmp_path / "f.safetensors")
+    back = tp.load(tmp_path / "f.safetensors")["t"]
+    assert same_tensor(back, t)
+
+
+def test_non_contiguous_views_and_grad_tensors_are_saved_by_value(tmp_path):
+    base = tp.from_numpy(np.arange(24, dtype=np.float32).reshape(4, 6))
+    view = base.t()[1:5:2]
+    leaf = tp.ones(3, requires_grad=True)
+    tp.save({"v": view, "leaf": leaf}, tmp_path / "f")
+    back = tp.load(tmp_path / "f")
+    assert back["v"].tolist() == view.tolist() and back["v"].is_contiguous()
+    assert back["leaf"].tolist() == [1.0, 1.0, 1.0] and not back["leaf"].requires_grad
+
+
+NESTED = {
+    "weights": {"layer.0": tp.arange(6).reshape(2, 3), "layer.1": tp.ones(2, dtype=tp.bfloat16)},
+    0: [1, -2 ** 70, 2.5, -0.0, float("inf"), float("-inf"), None, True, False, "text", "ünï \"quoted\"\n"],
+    1.5: (tp.zeros(0), ("nested", (1, 2)), []),
+    None: {},
+    True: {"deep": {"deeper": [tp.tensor(3.0), {"x": tp.tensor([True, False])}]}},
+    "empty": (),
+}
+
+
+def assert_same_structure(a, b):
+    assert type(a) is type(b)
+    if isinstance(a, tp.Tensor):
+        assert same_tensor(a, b)
+    elif isinstance(a, dict):
+        assert len(a) == len(b)
+        for (ka, va), (kb, vb) in zip(a.items(), b.items()):
+            assert_same_structure(ka, kb)
+            assert_same_structure(va, vb)
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            assert_same_structure(x, y)
+    elif isinstance(a, float) and math.isnan(a):
+        assert math.isnan(b)
+    else:
+        assert a == b and (not isinstance(a, float) or math.copysign(1, a) == math.copysign(1, b))
+
+
+@pytest.mark.parametrize("obj", [NESTED, tp.arange(5), [tp.ones(2), 3], (), 7, "just a string", None,
+                                 {"nan": float("nan")}, {float("nan"): 1}],
+                         ids=["nested", "tensor", "list", "tuple", "int", "str", "none", "nan-value", "nan-key"])
+def test_nested_structures_round_trip_with_key_and_value_types(tmp_path, obj):
+    tp.save(obj, tmp_path / "f")
+    assert_same_structure(obj, tp.load(tmp_path / "f"))
+
+
+plain = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda children: (st.lists(children, max_size=4) | st.lists(children, max_size=4).map(tuple)
+                      | st.dictionaries(st.integers() | st.text(max_size=5) | st.booleans() | st.none(),
+                                        children, max_size=4)),
+    max_leaves=20)
+
+
+@settings(max_examples=60, deadline=None)
+@given(plain)
+def test_any_plain_structure_round_trips(obj):
+    buf = io.BytesIO()
+    tp.save({"value": obj, "t": tp.arange(3)}, buf)
+    buf.seek(0)
+    back = tp.load(buf)
+    assert_same_structure(obj, back["value"])
+
+
+def test_file_objects_and_pathlike_are_accepted(tmp_path):
+    buf = io.BytesIO()
+    tp.save({"a": tp.arange(3)}, buf)
+    buf.seek(0)
+    assert tp.load(buf)["a"].tolist() == [0, 1, 2]
+    tp.save({"a": tp.arange(2)}, str(tmp_path / "s"))
+    assert tp.load(str(tmp_path / "s"))["a"].tolist() == [0, 1]
+
+
+def test_the_same_tensor_object_is_stored_once_and_loads_as_one_object(tmp_path):
+    t = tp.arange(4, dtype=tp.float32)
+    view = t[1:3]
+    tp.save({"a": t, "b": [t], "v": view}, tmp_path / "f")
+    header, _ = read_parts(tmp_path / "f")
+    assert sorted(k for k in header if k != "__metadata__") == ["a", "v"]
+    back = tp.load(tmp_path / "f")
+    assert back["a"] is back["b"][0]
+    back["v"].add_(100)  # views are stored by value: no aliasing after loading
+    assert back["a"].tolist() == [0.0, 1.0, 2.0, 3.0] and back["v"].tolist() == [101.0, 102.0]
+
+
+def test_tensor_names_follow_the_paths_and_stay_unique(tmp_path):
+    tp.save({"a": {"b": tp.ones(1)}, "a.b": tp.zeros(1), "__metadata__": tp.ones(2)}, tmp_path / "f")
+    header, _ = read_parts(tmp_path / "f")
+    assert sorted(header) == ["__metadata__", "__metadata__#1", "a.b", "a.b#1"]
+    back = tp.load(tmp_path / "f")
+    assert back["a"]["b"].tolist() == [1.0] and back["a.b"].tolist() == [0.0]
+    assert back["__metadata__"].tolist() == [1.0, 1.0]
+
+
+def test_layout_follows_the_spec(tmp_path):
+    tp.save({"b": tp.ones(3, dtype=tp.int8), "a": tp.ones(2, dtype=tp.float64), "c": tp.ones(1, dtype=tp.int16)},
+            tmp_path / "f")
+    raw = open(tmp_path / "f", "rb").read()
+    n = int.from_bytes(raw[:8], "little")
+    assert (8 + n) % 8 == 0 and raw[8:9] == b"{"
+    header = json.loads(raw[8:8 + n])
+    assert header["a"] == {"dtype": "F64", "shape": [2], "data_offsets": [0, 16]}
+    assert header["c"] == {"dtype": "I16", "shape": [1], "data_offsets": [16, 18]}
+    assert header["b"] == {"dtype": "I8", "shape": [3], "data_offsets": [18, 21]}
+    assert len(raw) == 8 + n + 21
+    assert all(isinstance(v, str) for v in header["__metadata__"].values())
+
+
+def test_map_location_places_tensors(tmp_path):
+    tp.save({"a": tp.arange(3)}, tmp_path / "f")
+    for loc in ("cpu", tp.device("cpu"), None):
+        assert tp.load(tmp_path / "f", map_location=loc)["a"].device == tp.device("cpu")
+    with pytest.raises((RuntimeError, ValueError)):
+        tp.load(tmp_path / "f", map_location="nowhere")
+    with pytest.raises(ValueError, match="weights_only=False is not supported"):
+        tp.load(tmp_path / "f", weights_only=False)
+
+
+# -- optimizer and scheduler checkpoints ----------------------------------------------------------
+def test_optimizer_state_dict_round_trips_and_training_resumes_identically(tmp_path):
+    rng = np.random.default_rng(0)
+    init = [rng.normal(size=s) for s in [(3, 2), (2,)]]
+    grads = [[rng.normal(size=a.shape) for a in init] for _ in range(6)]
+
+    def make(params):
+        opt = tp.optim.Adam([{"params": params[:1]}, {"params": params[1:], "lr": 0.01}], lr=0.1, amsgrad=True)
+        return opt, tp.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+
+    def run(params, opt, sched, steps):
+        for g in steps:
+            for p, a in zip(params, g):
+                p.grad = tp.tensor(a)
+            opt.step()
+            sched.step()
+
+    ps = [tp.tensor(a, requires_grad=True) for a in init]
+    opt, sched = make(ps)
+    run(ps, opt, sched, grads[:3])
+    tp.save({"model": {"w": ps[0], "b": ps[1]}, "optim": opt.state_dict(), "sched": sched.state_dict()},
+            tmp_path / "ckpt")
+    groups_at_save = opt.state_dict()["param_groups"]
+    run(ps, opt, sched, grads[3:])
+
+    ck = tp.load(tmp_path / "ckpt")
+    assert_same_structure(ck["optim"]["param_groups"], groups_at_save)
+    assert ck["optim"]["param_groups"][0]["betas"] == (0.9, 0.999)
+    qs = [tp.tensor(ck["model"]["w"].numpy(), requires_grad=True), tp.tensor(ck["model"]["b"].numpy(),
+                                                                             requires_grad=True)]
+    opt2, sched2 = make(qs)
+    opt2.load_state_dict(ck["optim"])
+    sched2.load_state_dict(ck["sched"])
+    run(qs, opt2, sched2, grads[3:])
+    for p, q in zip(ps, qs):
+        assert p.numpy(force=True).tolist() == q.numpy(force=True).tolist()
+    assert sched2.get_last_lr() == sched.get_last_lr()
+
+
+# -- what cannot be saved -------------------------------------------------------------------------
+@pytest.mark.parametrize("obj, message", [
+    ({"a": {1, 2}}, "cannot save an object of type set at 'a'"),
+    ({"a": [np.ones(2)]}, "cannot save an object of type ndarray at 'a.0'"),
+    ({"a": object()}, "cannot save an object of type object at 'a'"),
+    (b"bytes", "cannot save an object of type bytes at the top level"),
+    ({(1, 2): 3}, "cannot save a dict key of type tuple at the top level"),
+])
+def test_unsupported_objects_raise_type_error(tmp_path, obj, message):
+    with pytest.raises(TypeError, match=message):
+        tp.save(obj, tmp_path / "f")
+
+
+def test_cycles_are_rejected_and_a_failed_save_leaves_the_old_file(tmp_path):
+    tp.save({"a": tp.ones(1)}, tmp_path / "f")
+    before = open(tmp_path / "f", "rb").read()
+    loop = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="reference cycle at 'x.0'"):
+        tp.save({"x": loop}, tmp_path / "f")
+    assert open(tmp_path / "f", "rb").read() == before
+    assert os.listdir(tmp_path) == ["f"]
+
+
+# -- corrupt and hostile files -------------------------------------------------------------------
+@pytest.fixture
+def good_file(tmp_path):
+    path = tmp_path / "good.safetensors"
+    tp.save({"x": tp.arange(6, dtype=tp.float32).reshape(2, 3), "n": [1, 2], "y": tp.ones(2, dtype=tp.int16)},
+            path)
+    return path
+
+
+def test_every_truncation_raises_a_clear_error(good_file, tmp_path):
+    raw = open(good_file, "rb").read()
+    cut = tmp_path / "cut.safetensors"
+    for n in range(len(raw)):
+        cut.write_bytes(raw[:n])
+        with pytest.raises(ValueError, match="tensorplug.load: .*cut.safetensors.*: (not a safetensors|truncated)"):
+            tp.load(cut)
+
+
+def _mutate(path, change):
+    header, data = read_parts(path)
+    header, data = change(header, data)
+    write_parts(path, header, data)
+
+
+def _set(name, field, value):
+    def change(header, data):
+        header[name][field] = value
+        return header, data
+    return change
+
+
+def _set_structure(text):
+    def change(header, data):
+        header["__metadata__"]["tensorplug.structure"] = text
+        return header, data
+    return change
+
+
+CORRUPTIONS = [
+    ("gap between tensors", _set("y", "data_offsets", [26, 30]), "starts at byte 26 of the data section, expected 24"),
+    ("overlap", _set("y", "data_offsets", [20, 24]),
+     "data of tensor 'y' starts at byte 20 of the data section, expected 24"),
+    ("size mismatch", _set("x", "shape", [3, 3]), "tensor 'x' of dtype F32 and shape \\[3, 3\\] needs 36 bytes"),
+    ("offsets past the end", lambda h, d: ({**h, "y": {"dtype": "I16", "shape": [4], "data_offsets": [24, 32]}}, d),
+     "truncated: the header describes 32 bytes of tensor data but the file holds 28"),
+    ("negative offset", _set("x", "data_offsets", [-4, 20]), "invalid data_offsets \\[-4, 20\\]"),
+    ("reversed offsets", _set("x", "data_offsets", [24, 0]), "invalid data_offsets"),
+    ("float shape", _set("x", "shape", [2.0, 3]), "invalid shape \\[2.0, 3\\]"),
+    ("unknown dtype", _set("x", "dtype", "F31"), "unknown dtype 'F31'"),
+    ("unsupported dtype", _set("x", "dtype", "U32"), "tensor 'x' has dtype U32, which tensorplug does not support"),
+    ("missing field", lambda h, d: ({**h, "x": {"dtype": "F32"}}, d), "lacks dtype, shape or data_offsets"),
+    ("trailing bytes", lambda h, d: (h, d + b"\0" * 4), "4 bytes follow the last tensor's data"),
+    ("missing data", lambda h, d: (h, d[:-2]), "truncated: the header describes 28 bytes of tensor data but the "
+                                               "file holds 26"),
+    ("metadata not strings", lambda h, d: ({**h, "__metadata__": {"k": 1}}, d), "__metadata__ must map strings"),
+    ("header is a list", lambda h, d: ([1], d), "does not start with"),
+    ("structure not json", _set_structure("{oops"), "the structure entry is not valid JSON"),
+    ("structure without tree", _set_structure("{}"), "the structure entry has no tree"),
+    ("newer structure", _set_structure('{"version": 99, "tree": null}'), "structure version 99"),
+    ("dangling tensor name", _set_structure('{"version": 1, "tree": {"$tensor": "zz"}}'),
+     "refers to a tensor 'zz' that the file does not hold"),
+    ("unknown node", _set_structure('{"version": 1, "tree": {"$pickle": "cos\\nsystem"}}'),
+     "unexpected structure node"),
+    ("bad dict pair", _set_structure('{"version": 1, "tree": {"$dict": [[1]]}}'), "is not a \\[key, value\\] pair"),
+    ("bad dict key", _set_structure('{"version": 1, "tree": {"$dict": [[[1], 2]]}}'), "invalid dict key"),
+]
+
+
+@pytest.mark.parametrize("what, change, message", CORRUPTIONS, ids=[c[0] for c in CORRUPTIONS])
+def test_corrupt_headers_raise_value_error_naming_file_and_problem(good_file, what, change, message):
+    _mutate(good_file, change)
+    with pytest.raises(ValueError, match="tensorplug.load: '.*good.safetensors': .*(" + message + ")"):
+        tp.load(good_file)
+
+
+@pytest.mark.parametrize("what, raw_header, message", [
+    ("garbled json", b'{"x": {"dtype": "F32",, }', "invalid JSON"),
+    ("not utf-8", b'{"\xff\xfe": 1}', "not valid UTF-8"),
+    ("leading space", b' {}', "it does not start with '{'"),
+    ("duplicate keys", b'{"x": {"dtype": "U8", "shape": [0], "data_offsets": [0, 0]}, '
+                       b'"x": {"dtype": "U8", "shape": [0], "data_offsets": [0, 0]}}', "the key 'x' appears twice"),
+])
+def test_garbled_header_bytes(tmp_path, what, raw_header, message):
+    path = tmp_path / "bad"
+    write_parts(path, raw_header, b"")
+    with pytest.raises(ValueError, match="bad'?: corrupt header: " + message):
+        tp.load(path)
+
+
+def test_huge_header_size_is_refused_before_reading(tmp_path):
+    path = tmp_path / "huge"
+    path.write_bytes((10 ** 12).to_bytes(8, "little") + b"{}")
+    with pytest.raises(ValueError, match="header size field reads 1000000000000 bytes"):
+        tp.load(path)
+
+
+class _Payload:
+    """Unpickling this would create a marker file: loading must never get that far."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def test_pickle_payloads_never_run(tmp_path):
+    marker = tmp_path / "pwned"
+    blob = pickle.dumps(_Payload(str(marker)))
+    assert not marker.exists()
+    (tmp_path / "p.pkl").write_bytes(blob)
+    with pytest.raises(ValueError, match="not a safetensors file"):
+        tp.load(tmp_path / "p.pkl")
+    # a valid file carrying the pickle as tensor bytes and as metadata text: loaded as data, never executed
+    payload = np.frombuffer(blob, dtype=np.uint8).copy()
+    tp.save({"blob": tp.from_numpy(payload), "text": blob.decode("latin-1")}, tmp_path / "ok")
+    back = tp.load(tmp_path / "ok")
+    assert back["blob"].numpy().tobytes() == blob and back["text"].encode("latin-1") == blob
+    assert not marker.exists()
+
+
+# -- interoperability with the reference implementation --------------------------------------------
+def test_files_interoperate_with_the_safetensors_package(tmp_path):
+    safetensors = pytest.importorskip("safetensors")
+    from safetensors.numpy import load_file, save_file
+
+    ours = {name: tp.from_numpy(sample(d, (2, 3), seed=i)) for i, (name, d) in
+            enumerate((d.name, d) for d in ALL_DTYPES if d is not tp.bfloat16)}
+    tp.save(ours, tmp_path / "ours.safetensors")
+    theirs = load_file(str(tmp_path / "ours.safetensors"))
+    assert sorted(theirs) == sorted(ours)
+    for name, t in ours.items():
+        assert theirs[name].dtype == t.dtype.np and theirs[name].tobytes() == raw_bytes(t)
+
+    arrays = {"w": np.arange(12, dtype=np.float32).reshape(3, 4), "flags": np.array([True, False]),
+              "scalar": np.array(3, dtype=np.int64), "empty": np.zeros((0, 2), dtype=np.float16)}
+    save_file(arrays, str(tmp_path / "theirs.safetensors"), metadata={"source": "reference"})
+    back = tp.load(tmp_path / "theirs.safetensors")
+    assert sorted(back) == sorted(arrays)
+    for name, a in arrays.items():
+        assert back[name].numpy().dtype == a.dtype and back[name].shape == a.shape
+        assert back[name].numpy().tobytes() == a.tobytes()
+
+    # bfloat16 and nested structure: the reference parser accepts the header and sees our metadata
+    tp.save({"opt": {"state": {0: {"m": tp.ones(2, dtype=tp.bfloat16)}}}}, tmp_path / "nested.safetensors")
+    with safetensors.safe_open(str(tmp_path / "nested.safetensors"), framework="numpy") as f:
+        assert list(f.keys()) == ["opt.state.0.m"]
+        assert "tensorplug.structure" in f.metadata()
+
+
+@pytest.mark.parametrize("where", ["header", "structure"])
+def test_absurdly_deep_nesting_is_a_clear_error(tmp_path, where):
+    deep = "[" * 100_000 + "]" * 100_000
+    if where == "header":
+        header = ('{"__metadata__": {}, "x": ' + deep + "}").encode()
+        message = "corrupt header: the JSON is nested too deeply"
+    else:
+        header = json.dumps({"__metadata__": {"tensorplug.structure": '{"version": 1, "tree": ' + deep + "}"}})
+        header = header.encode()
+        message = "corrupt metadata: the structure is nested too deeply"
+    write_parts(tmp_path / "deep", header, b"")
+    with pytest.raises(ValueError, match=message):
+        tp.load(tmp_path / "deep")
