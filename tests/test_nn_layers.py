@@ -237,6 +237,22 @@ def test_max_pool2d_matches_numpy(k, s, p, d, ceil_mode):
     close(m(T(x[0])), pool2d_ref(x[:1], k, s, p, d, ceil_mode, "max")[0])
 
 
+@settings(max_examples=40, deadline=None)
+@given(kh=st.integers(1, 3), kw=st.integers(1, 3), sh=st.integers(1, 3), sw=st.integers(1, 3), dh=st.integers(1, 2),
+       h=st.integers(3, 7), w=st.integers(3, 7), ceil_mode=st.booleans(), include=st.booleans(), data=st.data())
+def test_pools_match_numpy_property(kh, kw, sh, sw, dh, h, w, ceil_mode, include, data):
+    ph = data.draw(st.integers(0, (dh * (kh - 1) + 1) // 2))
+    pw = data.draw(st.integers(0, kw // 2))
+    if dh * (kh - 1) + 1 > h + 2 * ph or kw > w + 2 * pw:
+        return
+    x = rand(1, 2, h, w)
+    k, s, p = (kh, kw), (sh, sw), (ph, pw)
+    close(F.max_pool2d(T(x), k, s, p, (dh, 1), ceil_mode), pool2d_ref(x, k, s, p, (dh, 1), ceil_mode, "max"))
+    if ph <= kh // 2:
+        close(F.avg_pool2d(T(x), k, s, p, ceil_mode, include),
+              pool2d_ref(x, k, s, p, (1, 1), ceil_mode, "avg", include))
+
+
 @pytest.mark.parametrize("k, s, p, d, ceil_mode", [c for c in POOLS if c[3] == (1, 1)])
 @pytest.mark.parametrize("include", [True, False])
 def test_avg_pool2d_matches_numpy(k, s, p, d, ceil_mode, include):

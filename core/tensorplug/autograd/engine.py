@@ -17,36 +17,39 @@ from .grad_mode import set_grad_enabled
 def _collect(roots, targets):
     """Dependency counts of the graph below ``roots``, restricted to nodes that
     lead to a node in ``targets`` when targets are given."""
-    order, seen, stack = [], set(), list(roots)
-    for r in roots:
-        seen.add(r)
+    seen = set(roots)
+    stack = list(roots)
+    deps = {}
+    order = [] if targets is not None else None
     while stack:
         node = stack.pop()
-        order.append(node)
+        if order is not None:
+            order.append(node)
         for nxt, _ in node.next_functions:
-            if nxt is not None and nxt not in seen:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if nxt not in seen:
                 seen.add(nxt)
                 stack.append(nxt)
-    needed = None
-    if targets is not None:
-        needed = set(n for n in order if n in targets)
-        changed = True
-        # a node is needed when one of its successors is; iterate to a fixed point
-        # over the reverse of discovery order (children are discovered after parents)
-        while changed:
-            changed = False
-            for node in reversed(order):
-                if node in needed:
-                    continue
-                if any(nxt in needed for nxt, _ in node.next_functions if nxt is not None):
-                    needed.add(node)
-                    changed = True
+    if targets is None:
+        return deps, None
+    needed = set(n for n in order if n in targets)
+    changed = True
+    # a node is needed when one of its successors is; iterate to a fixed point over the
+    # reverse of discovery order (children are mostly discovered after their parents)
+    while changed:
+        changed = False
+        for node in reversed(order):
+            if node in needed:
+                continue
+            if any(nxt in needed for nxt, _ in node.next_functions if nxt is not None):
+                needed.add(node)
+                changed = True
     deps = {}
-    for node in order:
-        if needed is not None and node not in needed:
-            continue
+    for node in needed:
         for nxt, _ in node.next_functions:
-            if nxt is not None and (needed is None or nxt in needed):
+            if nxt is not None and nxt in needed:
                 deps[nxt] = deps.get(nxt, 0) + 1
     return deps, needed
 
@@ -130,7 +133,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     with set_grad_enabled(create_graph):
         while heap:
             node = heappop(heap)[2]
-            grads = buffers.pop(node, None) or [None] * node.num_outputs
+            grads = buffers.pop(node, None)
+            if grads is None:
+                grads = [None] * node.num_outputs
             if node._pre_hooks:
                 for h in node._pre_hooks:
                     r = h(tuple(grads))
@@ -142,18 +147,18 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                     if idx is not None:
                         for k in idx:
                             results[k] = g
-            if type(node) is AccumulateGrad:
+            if node.__class__ is AccumulateGrad:
                 g = grads[0]
                 if g is not None and accumulate:
                     _accumulate(node.variable, g, create_graph)
                 continue
             nexts = node.next_functions
-            if (needed is not None and not any(nxt in needed for nxt, _ in nexts if nxt is not None)) \
-                    or all(g is None for g in grads):
+            if (grads[0] is None and all(g is None for g in grads)) or (needed is not None and not any(
+                    nxt in needed for nxt, _ in nexts if nxt is not None)):
                 # nothing to propagate, or nothing below leads to a requested input
-                out = (None,) * len(nexts)
+                out = None
             else:
-                out = node.apply(tuple(grads))
+                out = node.apply(grads)
                 if node._hooks:
                     for h in node._hooks:
                         r = h(out, tuple(grads))
@@ -164,19 +169,24 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
             if not retain_graph:
                 node.release()
             meta = node._meta
-            for i, (nxt, nr) in enumerate(nexts):
+            i = -1
+            for nxt, nr in nexts:
+                i += 1
                 if nxt is None or (needed is not None and nxt not in needed):
                     continue
-                g = out[i]
-                if g is not None:
-                    m = meta[i]
-                    if g._shape != m[0] or g._dtype is not m[1] or g._device is not m[2]:
-                        g = _validate(node, i, g, m)
-                    buf = buffers.get(nxt)
-                    if buf is None:
-                        buf = buffers[nxt] = [None] * max(nxt.num_outputs, nr + 1)
-                    prev = buf[nr]
-                    buf[nr] = g if prev is None else prev + g
+                if out is not None:
+                    g = out[i]
+                    if g is not None:
+                        m = meta[i]
+                        if g._shape != m[0] or g._dtype is not m[1] or g._device is not m[2]:
+                            g = _validate(node, i, g, m)
+                        buf = buffers.get(nxt)
+                        if buf is None:
+                            buf = buffers[nxt] = [None] * nxt.num_outputs
+                            buf[nr] = g
+                        else:
+                            prev = buf[nr]
+                            buf[nr] = g if prev is None else prev + g
                 d = deps[nxt] - 1
                 deps[nxt] = d
                 if d == 0:

@@ -43,7 +43,7 @@ def coerce(op, arg, value):
             _fail(op, arg, value, "tuple of ints")
         if cls is list:
             out = tuple(value)
-            if all(v.__class__ is int for v in out) and (arg.list_len is None or len(out) in (1, arg.list_len)):
+            if all(v.__class__ is int for v in out) and arg.list_len in (None, 1, len(out)):
                 return out
     from ..tensor import Tensor
     from ..dtypes import dtype as _dtype
@@ -59,7 +59,8 @@ def coerce(op, arg, value):
             out = (_scalar_of(op, arg, value, arg.type),) * arg.list_len
         else:
             _fail(op, arg, value, f"tuple of {arg.type}s")
-        if arg.list_len is not None and len(out) != arg.list_len and len(out) != 1:
+        # int[1] (dims) takes any number of values; int[N] (kernel sizes) takes 1 or N
+        if arg.list_len not in (None, 1) and len(out) not in (1, arg.list_len):
             raise RuntimeError(f"{op.schema.full_name}(): argument '{arg.name}' expected "
                                f"{arg.list_len} values, got {len(out)}")
         return out

@@ -95,6 +95,20 @@ class _Guard:
         return False
 
 
+def _below_autograd(kernel):
+    bit = _keys.Autograd.bit
+
+    def run(*args):
+        inc, exc = _tls.include, _tls.exclude
+        set_tls_state(inc, exc | bit)
+        try:
+            return kernel(*args)
+        finally:
+            set_tls_state(inc, exc)
+    run.__name__ = getattr(kernel, "__name__", "composite")
+    return run
+
+
 def _keybits(k):
     if isinstance(k, int):
         return k
@@ -300,6 +314,11 @@ class OpOverload:
             # tensor as much as a kernel does, so both bump the version.
             if self._bumper is not None and fkey is _keys.Dense and prov in ("kernel", "fallback"):
                 return self._bumper(k)
+            if fkey is _keys.Dense and prov == "composite" and any(
+                    key == "Autograd" for key, _ in self.table):
+                # the op's own Autograd kernel has recorded it: the ops it decomposes into
+                # here must not be recorded again (PyTorch's AutoDispatchBelowAutograd)
+                return _below_autograd(k)
             return k
         return functools.partial(self._raise_missing, None, backend, ks)
 

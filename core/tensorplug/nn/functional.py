@@ -3,12 +3,12 @@
 Every function is a composite of public tensor ops (no numpy), so it runs on
 any backend and autograd differentiates it through its pieces:
 
-* convolutions are im2col: two ``unfold`` views (plus a strided slice for
-  dilation) gather the windows, one copy lays them out as a matrix, one
-  matmul (``bmm`` per group) applies the kernel;
-* pooling takes the same windows; max pooling picks each window's first
-  maximum with ``argmax`` + ``gather``, so its gradient goes to that one
-  element as in PyTorch;
+* convolutions are im2col: one strided view of the input per kernel
+  position, one ``stack`` copy of them all (N, C*kh*kw, Ho*Wo), one
+  broadcast matmul with the weight (per group) that lands in NCHW order;
+* pooling takes the same columns (a plain reshape when windows do not
+  overlap); max pooling picks each window's first maximum with ``argmax`` +
+  ``gather``, so its gradient goes to that one element as in PyTorch;
 * the losses on class indices pick the target log-probabilities with
   ``gather`` (never a one-hot matmul).
 
@@ -154,29 +154,39 @@ def pad(input, pad, mode="constant", value=None):
 
 
 # -- sliding windows (shared by convolution and pooling) ----------------------------------------------
-def _windows(x, kernel, stride, dilation):
-    """(N, C, Ho, Wo, kh, kw) view-or-copy of the windows of a 4-D ``x`` (already padded).
+def _out_size(size, k, s, d):
+    return (size - d * (k - 1) - 1) // s + 1
 
-    Non-overlapping windows (stride == kernel, no dilation) are a reshape of ``x``; the others are two
-    ``unfold`` views, with a strided slice of each window for dilation.
+
+def _tiles(x, kernel, ho, wo):
+    """Non-overlapping windows (stride == kernel, no dilation) as a view (N, C, Ho, kh, Wo, kw) of ``x``."""
+    n, c, h, w = x._shape
+    kh, kw = kernel
+    if ho * kh != h:
+        x = x.narrow(2, 0, ho * kh)
+    if wo * kw != w:
+        x = x.narrow(3, 0, wo * kw)
+    return x.reshape(n, c, ho, kh, wo, kw)
+
+
+def _patches(x, kernel, stride, dilation):
+    """im2col of a 4-D (already padded) ``x``: (N, C, kh * kw, Ho, Wo), entry [:, :, i * kw + j] being the
+    input under kernel position (i, j) of every window.
+
+    Each kernel position is one strided view of ``x`` and one ``stack`` copies them all, so the backward
+    is one slice-gradient per kernel position. Non-overlapping windows are a reshape of ``x`` instead.
     """
     n, c, h, w = x._shape
     (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
-    eh, ew = dh * (kh - 1) + 1, dw * (kw - 1) + 1
-    ho, wo = (h - eh) // sh + 1, (w - ew) // sw + 1
+    ho, wo = _out_size(h, kh, sh, dh), _out_size(w, kw, sw, dw)
     if (sh, sw) == (kh, kw) and dh == 1 and dw == 1:
-        if ho * kh != h:
-            x = x.narrow(2, 0, ho * kh)
-        if wo * kw != w:
-            x = x.narrow(3, 0, wo * kw)
-        return x.reshape(n, c, ho, kh, wo, kw).permute(0, 1, 2, 4, 3, 5)
-    p = x.unfold(2, eh, sh)
-    if dh > 1:
-        p = p[..., ::dh]
-    p = p.unfold(3, ew, sw)
-    if dw > 1:
-        p = p[..., ::dw]
-    return p
+        return _tiles(x, kernel, ho, wo).permute(0, 1, 3, 5, 2, 4).reshape(n, c, kh * kw, ho, wo)
+    views = []
+    for i in range(kh):
+        rows = x.narrow(2, i * dh, ho) if sh == 1 else x[:, :, i * dh:i * dh + sh * (ho - 1) + 1:sh]
+        for j in range(kw):
+            views.append(rows.narrow(3, j * dw, wo) if sw == 1 else rows[..., j * dw:j * dw + sw * (wo - 1) + 1:sw])
+    return _tp.stack(views, 2)
 
 
 # -- convolution ---------------------------------------------------------------------------------
@@ -258,18 +268,15 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
 def _conv2d_im2col(x, weight, bias, stride, dilation, groups):
     n = x._shape[0]
     out_c, cg, kh, kw = weight._shape
-    win = _windows(x, (kh, kw), stride, dilation)  # N C Ho Wo kh kw
-    ho, wo = win._shape[2], win._shape[3]
-    rows = n * ho * wo
+    cols = _patches(x, (kh, kw), stride, dilation)  # N, C, K, Ho, Wo
+    ho, wo = cols._shape[3], cols._shape[4]
+    k = cg * kh * kw
+    # (O, C*K) @ (N, C*K, Ho*Wo) gives (N, O, Ho*Wo): the output already in NCHW order
     if groups == 1:
-        cols = win.permute(0, 2, 3, 1, 4, 5).reshape(rows, cg * kh * kw)
-        wt = weight.reshape(out_c, cg * kh * kw).t()
-        out = cols.matmul(wt) if bias is None else _tp.addmm(bias, cols, wt)
-        return out.view(n, ho, wo, out_c).permute(0, 3, 1, 2).contiguous()
-    og = out_c // groups
-    cols = win.unflatten(1, (groups, cg)).permute(1, 0, 3, 4, 2, 5, 6).reshape(groups, rows, cg * kh * kw)
-    out = cols.matmul(weight.reshape(groups, og, cg * kh * kw).transpose(1, 2))  # G, rows, og
-    out = out.view(groups, n, ho, wo, og).permute(1, 0, 4, 2, 3).contiguous().view(n, out_c, ho, wo)
+        out = weight.reshape(out_c, k).matmul(cols.reshape(n, k, ho * wo))
+    else:
+        out = weight.reshape(groups, out_c // groups, k).matmul(cols.reshape(n, groups, k, ho * wo))
+    out = out.view(n, out_c, ho, wo)
     return out if bias is None else out + bias.view(out_c, 1, 1)
 
 
@@ -353,15 +360,13 @@ def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, retu
                                f"kernel_size={ki} and dilation={di}")
     fill = -_INF if input._dtype.is_floating_point else _min_of(input._dtype)
     x, batched, (k, s, p, d), (ho, wo) = _pool_prepare(name, nd, input, k, s, p, d, ceil_mode, fill)
-    win = _windows(x, k, s, d)
-    n, c = x._shape[:2]
-    flat = win.reshape(n, c, ho, wo, k[0] * k[1])
+    cols = _patches(x, k, s, d)
     # the first maximum of each window (NaN wins), and the gradient goes to it alone, as in PyTorch
-    idx = flat.argmax(-1, keepdim=True)
-    out = _pool_finish(flat.gather(-1, idx).squeeze(-1), nd, batched)
+    idx = cols.argmax(2, keepdim=True)
+    out = _pool_finish(cols.gather(2, idx).squeeze(2), nd, batched)
     if not return_indices:
         return out
-    idx = idx.squeeze(-1)
+    idx = idx.squeeze(2)
     dev = input._device
     rows = (_tp.arange(ho, device=dev) * s[0] - p[0]).view(ho, 1) + (idx // k[1]) * d[0]
     cols = (_tp.arange(wo, device=dev) * s[1] - p[1]) + (idx % k[1]) * d[1]
@@ -399,7 +404,10 @@ def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_
                            f"padH = {ph}, kW = {kw}, kH = {kh}")
     sizes = input._shape[-nd:]
     x, batched, (k, s, p, d), outs = _pool_prepare(name, nd, input, k, s, p, d, ceil_mode, 0)
-    sums = _windows(x, k, s, d).sum((-2, -1))
+    if s == k:
+        sums = _tiles(x, k, outs[0], outs[1]).sum((3, 5))
+    else:
+        sums = _patches(x, k, s, d).sum(2)
     if divisor_override is not None:
         return _pool_finish(sums / divisor_override, nd, batched)
     sizes = (1,) + tuple(sizes) if nd == 1 else tuple(sizes)

@@ -55,12 +55,31 @@ _INTEGRAL = _dt.INTEGRAL
 
 
 # -- wrapped numbers --------------------------------------------------------------------
+_SCALARS: dict = {}  # (type, value, dtype, device) -> wrapped-number tensor
+
+
 def scalar_tensor(value, dtype, device):
     """A zero-dim "wrapped number" tensor holding ``value`` in ``dtype``.
 
     Integers out of the dtype's range wrap around, as in PyTorch
     (``int8_tensor + 300`` adds 44); beyond 64 bits they raise OverflowError.
+    Wrapped numbers are read-only inputs of the op they were made for, so one
+    tensor per (value, dtype, device) is reused: ``x * 0.5`` in a loop, and an
+    optimizer's ``mul_(beta)``, create no tensor per call.
     """
+    key = (value.__class__, value, dtype, device)
+    try:
+        return _SCALARS[key]
+    except (KeyError, TypeError):
+        pass
+    t = _new_scalar_tensor(value, dtype, device)
+    if len(_SCALARS) >= 1024:
+        _SCALARS.clear()  # bounded: values that keep changing must not grow the cache
+    _SCALARS[key] = t
+    return t
+
+
+def _new_scalar_tensor(value, dtype, device):
     if dtype.category != _FLOATING and value.__class__ is float:
         value = int(value)
     if value.__class__ is int and not -2 ** 63 <= value < 2 ** 63:
