@@ -24,9 +24,11 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
+# One BLAS thread for numpy (and so tensorplug-cpu) and for PyTorch: on a small shared machine
+# OpenBLAS's spinning worker threads make small matmuls erratic.
 bench: $(STAMP)
-	$(BIN)/python benchmarks/run.py
-	$(BIN)/python benchmarks/training.py
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/run.py
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/training.py
 
 clean:
 	rm -rf $(VENV) build core/*.egg-info plugins/*/*.egg-info

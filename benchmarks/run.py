@@ -22,7 +22,7 @@ import tensorplug as tp
 
 try:
     import torch
-    torch.set_num_threads(1)
+    torch.set_num_threads(1)  # numpy runs with OPENBLAS_NUM_THREADS=1 too (see the Makefile)
 except ImportError:  # PyTorch is an optional peer
     torch = None
 

@@ -16,14 +16,13 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(__file__))
-from run import best_time  # noqa: E402
+torch = None  # imported in main(): the memory measurements run this module without it
 
-try:
-    import torch
-    torch.set_num_threads(1)
-except ImportError:
-    torch = None
+
+def best_time(fn):
+    sys.path.insert(0, os.path.dirname(__file__))
+    from run import best_time as bt
+    return bt(fn)
 
 SIZES = (784, 256, 256, 10)
 
@@ -166,7 +165,7 @@ elif which == "tensorplug":
     m, o = T.tp_model(ws); xt, yt = tp.from_numpy(x), tp.from_numpy(y)
     for _ in range(20): T.tp_step(m, o, xt, yt)
 else:
-    import torch; torch.set_num_threads(1)
+    import torch; torch.set_num_threads(1); T.torch = torch
     m, o = T.torch_model(ws); xt, yt = torch.from_numpy(x), torch.from_numpy(y)
     for _ in range(20): T.torch_step(m, o, xt, yt)
 print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1])
@@ -183,6 +182,12 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
+    global torch
+    try:
+        import torch
+        torch.set_num_threads(1)  # numpy runs with OPENBLAS_NUM_THREADS=1 too (see the Makefile)
+    except ImportError:
+        torch = None
     import tensorplug as tp
     print(f"{'workload':<34}{'numpy':>10}{'tplug':>10}{'torch':>10}{'tp/np':>8}{'tp/torch':>9}")
     rows = [("chain of 100 ops, us per op", chain_numpy(), chain_tp(), chain_torch() if torch else None, 1e6 / 100)]

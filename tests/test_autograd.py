@@ -437,3 +437,10 @@ def test_func_grad_and_vjp():
     assert not out.requires_grad and not v.requires_grad
     with pytest.raises(RuntimeError, match="Expected f\\(\\*args\\) to return a scalar Tensor"):
         tp.func.grad(lambda t: t * 2)(x)
+
+
+def test_as_strided_backward_adds_overlapping_elements():
+    x = leaf([0.0, 1.0, 2.0, 3.0, 4.0])
+    x.as_strided((3, 3), (1, 1)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.0, 2.0, 3.0, 2.0, 1.0])
+    assert autograd.gradcheck(lambda t: t.as_strided((2, 2), (3, 1), 1) * 2, (leaf([0.0] * 6),))

@@ -7,11 +7,15 @@ node runs once every edge into it has delivered, latest-created first.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from heapq import heapify, heappop, heappush
 
 from .graph import AccumulateGrad, gradient_edge, has_nan, forward_stack, _anomaly
 from .grad_mode import set_grad_enabled
+
+# CPython counts references; elsewhere never steal (always copy), which is only slower
+_refcount = getattr(sys, "getrefcount", lambda obj: 1 << 30)
 
 
 def _collect(roots, targets):
@@ -64,26 +68,33 @@ def _validate(node, i, g, meta):
     return g
 
 
-def _accumulate(var, g, create_graph):
+def _accumulate(var, g, create_graph, stealable=False):
+    """Add gradient ``g`` into leaf ``var.grad``.
+
+    The first gradient is kept as ``.grad`` itself when nothing else can see it
+    (``stealable``: no other reference, no view, no history), as PyTorch does;
+    otherwise the leaf gets its own copy, since a gradient tensor may be shared
+    (add's backward hands one tensor to both inputs).
+    """
     hooks = var.__dict__.get("_backward_hooks")
     if hooks:
         for h in list(hooks.values()):
             r = h(g)
             if r is not None:
                 g = r
-    if not create_graph:
-        g = g.detach()
+                stealable = False
     cur = var._grad
     if cur is None:
-        # a gradient tensor may be shared between inputs (add's backward returns one
-        # tensor twice), so a leaf gets its own copy
-        var._grad = g.clone() if not create_graph else g
+        if create_graph:
+            var._grad = g
+        elif stealable and g._grad_fn is None:
+            var._grad = g
+        else:
+            var._grad = g.detach().clone()
     elif create_graph:
         var._grad = cur + g
     else:
-        from .grad_mode import no_grad
-        with no_grad():
-            cur.add_(g)
+        cur.add_(g.detach() if g._requires_grad else g)
     post = var.__dict__.get("_post_accumulate_hooks")
     if post:
         for h in list(post.values()):
@@ -149,8 +160,14 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                             results[k] = g
             if node.__class__ is AccumulateGrad:
                 g = grads[0]
+                grads = None
                 if g is not None and accumulate:
-                    _accumulate(node.variable, g, create_graph)
+                    # references: the local and getrefcount's argument (for a view's base also the
+                    # view's _base); any more is someone else's, who could see later in-place writes
+                    base = g._base
+                    own = _refcount(g) <= 2 and (base is None or _refcount(base) <= 3)
+                    base = None
+                    _accumulate(node.variable, g, create_graph, own)
                 continue
             nexts = node.next_functions
             if (grads[0] is None and all(g is None for g in grads)) or (needed is not None and not any(
@@ -191,6 +208,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                 deps[nxt] = d
                 if d == 0:
                     heappush(heap, (-nxt.sequence_nr, nxt.sequence_nr, nxt))
+            out = g = buf = prev = None  # hold no gradient past its consumer (see _accumulate)
     if results is not None and not allow_unused and accumulate is False:
         for i, r in enumerate(results):
             if r is None:

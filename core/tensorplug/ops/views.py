@@ -588,9 +588,16 @@ def _(grad, self_shape, dimension, size, step):
 
 @derivative("as_strided")
 def _(grad, self, size, stride, storage_offset):
+    # the view may overlap itself (stride 0, or windows): add each element's gradient at
+    # its storage position, then read the input's elements back out of storage order
     from ..autograd.views import _buffer, _region, _geometry
+    from .factories import arange
     base_geom = _geometry(self)
-    view_geom = (tuple(size), tuple(stride), self.storage_offset() if storage_offset is None else storage_offset)
+    offset = self.storage_offset() if storage_offset is None else storage_offset
+    view_geom = (tuple(size), tuple(stride), offset)
     buf = _buffer(grad, base_geom, view_geom)
-    _region(buf, view_geom).copy_(grad)
+    pos = arange(offset, offset + 1, device=grad._device).reshape(())
+    for n, st in zip(size, stride):
+        pos = pos.unsqueeze(-1) + arange(n, device=grad._device) * st
+    buf.index_put_([pos.reshape(-1)], grad.reshape(-1), True)
     return _region(buf, base_geom).clone()

@@ -1,0 +1,29 @@
+"""The training demo (what `make demo` runs): it learns the digits, saves and reloads."""
+
+import pytest
+
+pytest.importorskip("sklearn")
+pytest.importorskip("tqdm")
+
+from tensorplug import demo  # noqa: E402
+
+
+def test_mlp_reaches_95_percent_and_its_checkpoint_reloads(tmp_path, capsys):
+    path = str(tmp_path / "digits.safetensors")
+    acc = demo.train(demo.parser().parse_args(["--epochs", "20", "--save", path]))
+    assert acc >= 0.95
+    out = capsys.readouterr().out
+    assert "epoch 20:" in out and "test accuracy" in out and f"saved the weights to {path}" in out
+    assert demo.train(demo.parser().parse_args(["--load", path])) == acc
+
+
+def test_cnn_trains(capsys):
+    acc = demo.train(demo.parser().parse_args(["--model", "cnn", "--epochs", "3"]))
+    assert acc > 0.8
+
+
+def test_tour_shows_plugins_and_a_dispatch_table(capsys):
+    assert demo.main(["--tour"]) == 0
+    out = capsys.readouterr().out
+    assert "cpu" in out and "enabled" in out and "CPU" in out and "kernel" in out
+    assert "int32 tensor + 2.5     -> tensorplug.float32" in out
