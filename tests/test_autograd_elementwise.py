@@ -373,8 +373,6 @@ def test_in_place_op_reading_its_own_output_as_other_raises_like_pytorch():
         y.backward(tp.ones_like(y))
 
 
-@pytest.mark.xfail(strict=True, reason="every saved value is unpacked (and version-checked) at backward, even "
-                                       "one only the gradient of a wrapped number would read")
 def test_in_place_change_to_an_input_only_a_scalar_gradient_needs_is_allowed():
     x = leaf([1.0, 2.0, 3.0])
     y = x * 1

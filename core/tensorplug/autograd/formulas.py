@@ -174,8 +174,9 @@ def _zeros_if_none(g, meta):
 class FormulaInfo:
     """What the generated kernel and the node need to know about one formula."""
 
-    def __init__(self, op, formula, nondiff_outputs=()):
+    def __init__(self, op, formula, nondiff_outputs=(), uses=None):
         self.op = op
+        self.uses = dict(uses or {})  # saved name -> Tensor arguments whose gradients read it
         self.formula = formula
         schema = op.schema
         params = list(inspect.signature(formula).parameters)
@@ -221,17 +222,20 @@ class FormulaInfo:
             self.node_class._slots = None
 
 
-def derivative(op_name, *, nondiff_outputs=()):
+def derivative(op_name, *, nondiff_outputs=(), uses=None):
     """Register the backward formula of ``op_name`` (``"mul.Tensor"`` or ``"ns::op.overload"``).
 
     ``nondiff_outputs``: indices of outputs that never carry gradients (sort's indices).
+    ``uses``: ``{saved name: (Tensor arguments whose gradients read it)}``; the value is
+    then saved only when one of those arguments requires grad (``x * 2`` keeps nothing
+    of ``x``), as PyTorch's generated code does. The formula gets None otherwise.
     """
     def register(formula):
         qual = op_name if "::" in op_name else f"tensorplug::{op_name}"
         op = _d.lookup_op(qual)
         if qual in FORMULAS:
             raise RuntimeError(f"a backward formula for {qual} is already registered")
-        info = FORMULAS[qual] = FormulaInfo(op, formula, nondiff_outputs)
+        info = FORMULAS[qual] = FormulaInfo(op, formula, nondiff_outputs, uses)
         from ..ops._lib import LIB
         LIB.impl(op, make_autograd_kernel(info), "Autograd", with_keyset=True)
         return formula
@@ -308,9 +312,19 @@ def make_autograd_kernel(info):
     for p in info.write_positions:
         body.append(f"    _check_write({names[p]})")
     saved_pre = {}
+    arg_index = {a.name: i for i, a in enumerate(schema.arguments)}
+
+    def when(i):
+        """The condition under which save ``i`` is needed, or None for always."""
+        readers = info.uses.get(info.save_names[i])
+        if not readers:
+            return None
+        return " or ".join(f"{names[arg_index[r]]}._requires_grad" for r in readers)
+
     for i, (kind, p) in enumerate(info.saves):
         if kind == _SNAPSHOT:
-            body.append(f"    _s{i} = _snapshot({names[p]})")
+            cond = when(i)
+            body.append(f"    _s{i} = _snapshot({names[p]})" + (f" if ({cond}) else None" if cond else ""))
             saved_pre[i] = f"_s{i}"
     if info.list_positions:
         # variable number of inputs: build edges and metadata in order
@@ -340,8 +354,9 @@ def make_autograd_kernel(info):
             body.append(f"    _s{i} = [(x, x._version) if x is not None else None for x in {v}]")
             saved_pre[i] = f"_s{i}"
         elif kind == _INPUT:
-            opt = schema.arguments[p].optional
-            body.append(f"    _s{i} = ({v}, {v}._version)" + (f" if {v} is not None else None" if opt else ""))
+            conds = [c for c in (f"{v} is not None" if schema.arguments[p].optional else None, when(i)) if c]
+            body.append(f"    _s{i} = ({v}, {v}._version)" + (f" if ({') and ('.join(conds)}) else None"
+                                                               if conds else ""))
             saved_pre[i] = f"_s{i}"
     body.append(f"    out = _redispatch(ks{', ' + call if call else ''})")
     multi = info.n_outputs > 1

@@ -1088,15 +1088,15 @@ _LN10 = _math.log(10.0)
 _LOG_TWO_OVER_SQRT_PI = _math.log(2.0 / _math.sqrt(_math.pi))
 
 
-def _with_inplace(name, inplace=None):
+def _with_inplace(name, inplace=None, uses=None):
     """Register the decorated formula for ``name`` and its in-place form (``exp_``, ``mul_.Tensor``)."""
     if inplace is None:
         base, _, overload = name.partition(".")
         inplace = f"{base}_.{overload}" if overload else base + "_"
 
     def register(formula):
-        derivative(name)(formula)
-        derivative(inplace)(formula)
+        derivative(name, uses=uses)(formula)
+        derivative(inplace, uses=uses)(formula)
         return formula
     return register
 
@@ -1271,10 +1271,10 @@ def _(grad, other_shape, alpha, needs_input_grad):
     return _add_grads(grad, grad._shape, other_shape, alpha, needs_input_grad, True)
 
 
-@_with_inplace("mul.Tensor")
-def _(grad, self, other, needs_input_grad):
-    return (sum_to(mul(grad, other), self._shape) if needs_input_grad[0] else None,
-            sum_to(mul(grad, self), other._shape) if needs_input_grad[1] else None)
+@_with_inplace("mul.Tensor", uses={"self": ("other",), "other": ("self",)})
+def _(grad, self, other, self_shape, other_shape, needs_input_grad):
+    return (sum_to(mul(grad, other), self_shape) if needs_input_grad[0] else None,
+            sum_to(mul(grad, self), other_shape) if needs_input_grad[1] else None)
 
 
 def _div_grads(grad, self, other, needs):

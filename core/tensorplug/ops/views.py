@@ -115,11 +115,7 @@ def _restride(self, size, stride, extra_offset=0):
 
 # -- view family --------------------------------------------------------------
 def _view_impl(self, size):
-    size = _infer_size(size, self.numel())
-    st = _view_strides(self._shape, self.stride(), size)
-    if st is None:
-        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
-                           "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+    size, st = view_strides(self, size)
     return _restride(self, size, st)
 
 
@@ -171,14 +167,7 @@ def permute_dims(self, dims):
 
 
 def _permute_impl(self, dims):
-    n = len(self._shape)
-    if len(dims) != n:
-        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match "
-                           f"the length of the desired ordering of dimensions i.e. input.dim() = {n} is not "
-                           f"equal to len(dims) = {len(dims)}")
-    d = [_wrap_dim(x, n) for x in dims]
-    if len(set(d)) != n:
-        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    d = permute_dims(self, dims)
     st = self.stride()
     return _restride(self, tuple(self._shape[i] for i in d), tuple(st[i] for i in d))
 
@@ -256,14 +245,9 @@ expand = defop("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) ->
 
 
 def _squeeze_impl(self, dim=None):
-    n = len(self._shape)
-    if dim is None:
-        dims = [i for i, s in enumerate(self._shape) if s == 1]
-    else:
-        dims = [_wrap_dim(d, n) for d in dim]
-        dims = [d for d in dims if n and self._shape[d] == 1]
+    dims = squeeze_dims(self, dim)
     st = self.stride()
-    keep = [i for i in range(n) if i not in dims]
+    keep = [i for i in range(len(self._shape)) if i not in dims]
     return _restride(self, tuple(self._shape[i] for i in keep), tuple(st[i] for i in keep))
 
 
@@ -307,16 +291,7 @@ def select_index(self, dim, index):
 
 
 def _select_impl(self, dim, index):
-    n = len(self._shape)
-    if n == 0:
-        raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    d = _wrap_dim(dim, n)
-    size = self._shape[d]
-    if not -size <= index < size:
-        raise IndexError(f"select(): index {index} out of range for tensor of size {list(self._shape)} "
-                         f"at dimension {d}")
-    if index < 0:
-        index += size
+    d, index = select_index(self, dim, index)
     st = self.stride()
     return _restride(self, self._shape[:d] + self._shape[d + 1:], st[:d] + st[d + 1:], index * st[d])
 
@@ -345,21 +320,7 @@ def slice_bounds(self, dim=0, start=None, end=None, step=1):
 
 
 def _slice_impl(self, dim=0, start=None, end=None, step=1):
-    n = len(self._shape)
-    if n == 0:
-        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
-    d = _wrap_dim(dim, n)
-    if step <= 0:
-        raise ValueError("slice step must be positive")
-    size = self._shape[d]
-    start = 0 if start is None else start
-    end = size if end is None else end
-    if start < 0:
-        start += size
-    if end < 0:
-        end += size
-    start = min(max(start, 0), size)
-    end = min(max(end, start), size)
+    d, start, end, step = slice_bounds(self, dim, start, end, step)
     length = (end - start + step - 1) // step
     st = self.stride()
     shape = self._shape[:d] + (length,) + self._shape[d + 1:]
