@@ -31,6 +31,8 @@ import traceback
 
 from ..dispatch.keys import Autograd
 from ..dispatch import dispatcher as _d
+from ..dispatch.dispatcher import _tls
+from ..tensor import make_tensor as _make_tensor
 from .graph import Node, gradient_edge, _seq, _anomaly, _type_name
 from .views import check_view_inplace, rebase_history
 
@@ -77,18 +79,19 @@ class SavedOutput:
         self.requires_grad = differentiable and t._dtype.is_floating_point
 
     def unpack(self, node):
-        from ..tensor import make_tensor
         if self.storage.version != self.version:
-            out = make_tensor(self.data, self.dtype, self.device, self.ks & ~_BIT)
+            out = _make_tensor(self.data, self.dtype, self.device, self.ks & ~_BIT)
             out._storage = self.storage
             raise _modified_error(out, self.version, f"output {self.output_nr} of {node.name()}")
-        out = make_tensor(self.data, self.dtype, self.device, self.ks & ~_BIT)
-        out._storage = self.storage
-        if self.requires_grad:
+        if self.requires_grad and not (_tls.exclude & _BIT):
+            # grad mode is on (create_graph): the output is rebuilt with its history
+            out = _make_tensor(self.data, self.dtype, self.device, self.ks | _BIT)
             out._requires_grad = True
             out._grad_fn = node
             out._output_nr = self.output_nr
-            out._ks |= _BIT
+        else:
+            out = _make_tensor(self.data, self.dtype, self.device, self.ks & ~_BIT)
+        out._storage = self.storage
         return out
 
 
