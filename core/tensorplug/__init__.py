@@ -32,10 +32,7 @@ from ._printing import set_printoptions
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
 from . import func
-from . import optim
-from . import utils
 from .serialization import save, load
-from . import nn
 from . import plugins
 
 globals().update({k: v for k, v in _PUBLIC.items() if k not in globals()})
@@ -56,7 +53,13 @@ def get_default_device():
     return _state.default_device
 
 
+_LAZY_SUBMODULES = ("nn", "optim", "utils")  # imported on first use: they cost import time
+
+
 def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
     from .plugins import NAMESPACE, missing_name_error
     if name in NAMESPACE:
         return NAMESPACE[name]

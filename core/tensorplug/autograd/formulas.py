@@ -240,7 +240,7 @@ def derivative(op_name, *, nondiff_outputs=(), uses=None):
             raise RuntimeError(f"a backward formula for {qual} is already registered")
         info = FORMULAS[qual] = FormulaInfo(op, formula, nondiff_outputs, uses)
         from ..ops._lib import LIB
-        LIB.impl(op, make_autograd_kernel(info), "Autograd", with_keyset=True)
+        LIB.impl(op, _lazy_kernel(info), "Autograd", with_keyset=True)
         return formula
     return register
 
@@ -286,6 +286,25 @@ def _set_history(t, node, nr):
         t._output_nr = nr
         t._requires_grad = True
         t._ks |= _BIT
+
+
+def _lazy_kernel(info):
+    """A stand-in that generates the real kernel on the op's first recorded call.
+
+    Generating (and compiling) a kernel for each of the several hundred formulas
+    at import would cost a large share of ``import tensorplug``.
+    """
+    op = info.op
+
+    def first_call(ks, *args):
+        real = make_autograd_kernel(info)
+        for reg in op.table.values():
+            if reg.kernel is first_call:
+                reg.kernel = real
+        op.cache.clear()
+        return real(ks, *args)
+    first_call.__name__ = f"autograd_{op.name}"
+    return first_call
 
 
 def make_autograd_kernel(info):

@@ -628,11 +628,14 @@ def _make_bumper(op):
         else:
             body.append(f"    _bump({n})")
     body.append("    return out")
-    code = compile("\n".join(body) + "\n", f"<tensorplug version bump {op.qualname}>", "exec")
+    src = "\n".join(body) + "\n"
     bump = argcheck.bump_version
+    code = []  # compiled on the first resolution, not at import
 
     def wrap(kernel):
+        if not code:
+            code.append(compile(src, f"<tensorplug version bump {op.qualname}>", "exec"))
         ns = {"_kernel": kernel, "_bump": bump}
-        exec(code, ns)
+        exec(code[0], ns)
         return ns["bumping"]
     return wrap
