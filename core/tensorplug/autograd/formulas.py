@@ -174,6 +174,43 @@ def _zeros_if_none(g, meta):
     return zeros(shape, dtype=dtype, device=device)
 
 
+def _lazy_apply(info):
+    """Installs the generated ``apply`` on the node class at its first backward (not at import)."""
+    def apply(self, grads):
+        fast = _fast_apply(info)
+        info.node_class.apply = fast
+        return fast(self, grads)
+    return apply
+
+
+def _fast_apply(info):
+    """``apply`` generated for the common case (one output, no Tensor[] argument):
+    saved values unpacked inline and the formula called positionally."""
+    lines = ["def apply(self, grads):", "    s = self._saved", "    if s is None:",
+             "        raise RuntimeError(_SECOND_TIME)"]
+    args = ["grads[0]"]
+    for i, kind in enumerate(info.save_kinds):
+        if kind in (_VALUE, _SHAPE):
+            args.append(f"s[{i}]")
+        elif kind == _OUTPUT:
+            args.append(f"s[{i}].unpack(self)")
+        else:
+            lines.append(f"    v{i} = s[{i}]")
+            lines.append(f"    if v{i} is not None:")
+            lines.append(f"        t{i}, ver{i} = v{i}")
+            lines.append(f"        v{i} = t{i} if t{i}._version == ver{i} else _unpack_input(v{i})")
+            args.append(f"v{i}")
+    if info.wants_needs:
+        n = info.n_tensor_args
+        lines.append("    e = self.next_functions")
+        args.append("(" + "".join(f"e[{k}][0] is not None, " for k in range(n)) + ")")
+    call = f"_formula({', '.join(args)})"
+    lines.append(f"    return ({call},)" if info.n_tensor_args == 1 else f"    return tuple({call})")
+    ns = {"_formula": info.formula, "_unpack_input": _unpack_input, "_SECOND_TIME": _SECOND_TIME}
+    exec(compile("\n".join(lines) + "\n", f"<backward {info.op.qualname}>", "exec"), ns)
+    return ns["apply"]
+
+
 class FormulaInfo:
     """What the generated kernel and the node need to know about one formula."""
 
@@ -219,8 +256,10 @@ class FormulaInfo:
             else:
                 self.saves.append((_INPUT, p))
         self.save_kinds = [k for k, _ in self.saves]
-        self.node_class = type(camel(schema.name) + "Backward0", (FormulaNode,),
-                               {"_info": self, "num_outputs": max(1, self.n_outputs)})
+        attrs = {"_info": self, "num_outputs": max(1, self.n_outputs)}
+        if not self.list_positions and not self.multi_grad and self.n_outputs <= 1:
+            attrs["apply"] = _lazy_apply(self)
+        self.node_class = type(camel(schema.name) + "Backward0", (FormulaNode,), attrs)
         if not self.list_positions:
             self.node_class._slots = None
 
@@ -326,7 +365,8 @@ def make_autograd_kernel(info):
             metas.append(f"_meta({v})")
         else:
             req.append(f"{v}._requires_grad")
-            edges.append(f"_edge({v})")
+            # inline for the common case (a non-leaf input): no call
+            edges.append(f"(({v}._grad_fn, {v}._output_nr) if {v}._grad_fn is not None else _edge({v}))")
             metas.append(f"({v}._shape, {v}._dtype, {v}._device)")
     body = [f"def kernel(ks, {call}):" if call else "def kernel(ks):",
             f"    if not ({' or '.join(req) or 'False'}):",
@@ -419,14 +459,16 @@ def make_autograd_kernel(info):
     elif schema.returns and schema.returns[0].is_list:
         body.append("    for _i, _t in enumerate(out): _set_history(_t, node, _i)")
     elif schema.returns and 0 not in info.nondiff_outputs:
-        body.append("    _set_history(out, node, 0)")
+        body.append("    if out._dtype.is_floating_point:")
+        body.append("        out._grad_fn = node; out._output_nr = 0; out._requires_grad = True; out._ks |= _BIT")
     for p in info.write_positions:
         body.append(f"    if {names[p]}._base is not None: _rebase(({names[p]}), node)")
     body.append("    return out")
     ns = {"_redispatch": op.redispatch, "_any_req": _any_req, "_edge": _edge, "_opt_edge": _opt_edge,
           "_meta": _meta, "_check_write": _check_write, "_snapshot": _snapshot, "_SavedOutput": SavedOutput,
           "_new": object.__new__, "_Node": info.node_class, "_next_seq": _seq.__next__, "_anomaly": _anomaly,
-          "_format_stack": traceback.format_stack, "_set_history": _set_history, "_rebase": rebase_history}
+          "_format_stack": traceback.format_stack, "_set_history": _set_history, "_rebase": rebase_history,
+          "_BIT": _BIT}
     src = "\n".join(body) + "\n"
     exec(compile(src, f"<autograd kernel {op.qualname}>", "exec"), ns)
     kernel = ns["kernel"]
