@@ -154,7 +154,7 @@ def test_second_backward_without_retain_graph_raises():
 
 def test_higher_order_gradients():
     x = leaf(2.0)
-    y = x * x * x
+    y = x ** 3
     (g,) = autograd.grad(y, x, create_graph=True)
     (gg,) = autograd.grad(g, x, create_graph=True)
     (ggg,) = autograd.grad(gg, x)
