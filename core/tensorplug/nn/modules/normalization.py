@@ -11,6 +11,21 @@ from .module import Module
 __all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm"]
 
 
+def _affine_parameters(module, enabled, bias, shape, dtype, device):
+    """Register ``weight`` (and ``bias`` if asked) of ``shape``, or None for both when not ``enabled``."""
+    module.register_parameter("weight", Parameter(empty(shape, dtype=dtype, device=device)) if enabled else None)
+    module.register_parameter("bias", Parameter(empty(shape, dtype=dtype, device=device))
+                              if enabled and bias else None)
+
+
+def _reset_affine(module):
+    """Weight 1, bias 0 (when present)."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 class _BatchNorm(Module):
     _version = 2
     _dims = ()
@@ -23,15 +38,7 @@ class _BatchNorm(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(empty((num_features,), dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(empty((num_features,), dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, affine, bias, (num_features,), dtype, device)
         if track_running_stats:
             self.register_buffer("running_mean", zeros((num_features,), dtype=dtype, device=device))
             self.register_buffer("running_var", ones((num_features,), dtype=dtype, device=device))
@@ -52,10 +59,7 @@ class _BatchNorm(Module):
     def reset_parameters(self):
         """Reset the running statistics; weight 1, bias 0."""
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def _check_input_dim(self, input):
         if input.dim() not in self._dims:
@@ -116,23 +120,12 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(empty(self.normalized_shape, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(empty(self.normalized_shape, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, elementwise_affine, bias, self.normalized_shape, dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self):
         """Weight 1, bias 0."""
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -154,23 +147,12 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(empty((num_channels,), dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(empty((num_channels,), dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, affine, bias, (num_channels,), dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self):
         """Weight 1, bias 0."""
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
