@@ -7,9 +7,13 @@
                                          where each runtime key sends OP (add.Tensor, add, myns::op.overload),
                                          with the provenance and the plugin that registered the entry
     tensorplug keys [--json]             functionality keys (priority, bit, owner) and backends (bit, plugin)
+    tensorplug conformance NAME [--ops PATTERN] [--dtypes DTYPE...] [--json]
+                                         the conformance suite for a backend or transform, op by op
+                                         (docs/conformance.md)
     tensorplug demo [ARGS...]            a tour of tensorplug (tensorplug.demo)
 
-Exit status: 0 on success, 1 for an unknown operator (or a missing demo), 2 for a usage error.
+Exit status: 0 on success, 1 for an unknown operator, backend or transform (or a missing demo)
+and for a conformance run with failures, 2 for a usage error.
 """
 
 from __future__ import annotations
@@ -117,6 +121,31 @@ def cmd_keys(args):
     return 0
 
 
+def cmd_conformance(args):
+    """``tensorplug conformance NAME``: the op-by-op table and the summary line; 1 on any failure."""
+    from . import dtypes as _dt
+    from .testing import run_conformance
+    dtypes = None
+    if args.dtypes is not None:
+        names = [n.strip() for item in args.dtypes for n in item.split(",") if n.strip()]
+        unknown = [n for n in names if n not in _dt._BY_NAME]
+        if unknown:
+            print(f"tensorplug conformance: unknown dtype {unknown[0]!r}; known: "
+                  f"{', '.join(d.name for d in _dt.all_dtypes())}", file=sys.stderr)
+            return 2
+        dtypes = [_dt._by_name(n) for n in names]
+    try:
+        report = run_conformance(args.name, ops=args.ops, dtypes=dtypes)
+    except LookupError as e:
+        print(f"tensorplug conformance: {e.args[0]}", file=sys.stderr)
+        return 1
+    if args.json:
+        _dump(report.as_dict())
+    else:
+        print(report.table())
+    return 0 if report.ok else 1
+
+
 def cmd_demo(args):
     """``tensorplug demo``: runs ``tensorplug.demo.main(argv)``."""
     try:
@@ -145,6 +174,15 @@ def build_parser():
     p = sub.add_parser("keys", help="list functionality keys and backends with their bits")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(run=cmd_keys)
+    p = sub.add_parser("conformance", help="run the conformance suite for a backend or transform",
+                       description="Run the generic conformance checks for every op of the database on backend "
+                                   "(or transform) NAME and print an op-by-op table. Exit status 1 if any "
+                                   "check fails.")
+    p.add_argument("name", metavar="NAME", help="a backend's device type (cpu) or a transform's name")
+    p.add_argument("--ops", metavar="PATTERN", help="op names or glob patterns, comma separated (add,exp,nn.*)")
+    p.add_argument("--dtypes", nargs="+", metavar="DTYPE", help="dtypes to test (float32 int64 ...)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(run=cmd_conformance)
     # the demo parses its own arguments (and its own --help)
     p = sub.add_parser("demo", help="run a tour of tensorplug", add_help=False)
     p.set_defaults(run=cmd_demo)
@@ -163,6 +201,7 @@ def main(argv=None):
     args.args = rest
     if args.command is None:
         ap.print_usage(sys.stderr)
-        print("tensorplug: error: a command is required (plugins, dispatch-table, keys, demo)", file=sys.stderr)
+        print("tensorplug: error: a command is required (plugins, dispatch-table, keys, conformance, demo)",
+              file=sys.stderr)
         return 2
     return args.run(args)

@@ -46,7 +46,7 @@ from ..backend import BACKENDS
 from ..tensor import Tensor, make_tensor
 from ._lib import defop, public, attach
 from .factories import as_tensor
-from .memory import same_device, copy_
+from .memory import same_device, copy_, _to_copy
 from .promotion import broadcast_shapes, result_type, check_can_cast, _pt_name
 
 _FLOATING = _dt.FLOATING
@@ -658,20 +658,43 @@ def _check_addcdiv(self, tensor1, tensor2, value=1):
             "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
 
 
+# PyTorch's addcmul/addcdiv kernels compute float16 and bfloat16 in float32 ("opmath") and round
+# once: a product or quotient rounded to half precision before the addition loses the low bits
+# that cancellation then exposes (far more than one rounding off)
+_HALF = (_dt.float16, _dt.bfloat16)
+
+
+def _in_float32(impl, self, tensor1, tensor2, value, out):
+    up = [_to_copy(t, dtype=_dt.float32) for t in (self, tensor1, tensor2)]
+    return _to_copy(impl(*up, value), dtype=out)
+
+
 def _addcmul_impl(self, tensor1, tensor2, value=1):
+    out = result_type(self, tensor1, tensor2)
+    if out in _HALF:
+        return _in_float32(_addcmul_impl, self, tensor1, tensor2, value, out)
     prod = mul(tensor1, tensor2)
     return add(self, prod, alpha=_alpha_of(value, result_type(self, prod)))
 
 
 def _addcmul_inplace_impl(self, tensor1, tensor2, value=1):
+    if self._dtype in _HALF:
+        _check_inplace_shape(self, tensor1, tensor2)
+        return copy_(self, _addcmul_impl(self, tensor1, tensor2, value))
     return add_(self, mul(tensor1, tensor2), alpha=_alpha_of(value, self._dtype))
 
 
 def _addcdiv_impl(self, tensor1, tensor2, value=1):
+    out = result_type(self, tensor1, tensor2)
+    if out in _HALF:
+        return _in_float32(_addcdiv_impl, self, tensor1, tensor2, value, out)
     return add(self, div(tensor1, tensor2), alpha=value)
 
 
 def _addcdiv_inplace_impl(self, tensor1, tensor2, value=1):
+    if self._dtype in _HALF:
+        _check_inplace_shape(self, tensor1, tensor2)
+        return copy_(self, _addcdiv_impl(self, tensor1, tensor2, value))
     return add_(self, div(tensor1, tensor2), alpha=value)
 
 

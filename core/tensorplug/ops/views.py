@@ -101,6 +101,19 @@ def _check_as_strided(self, size, stride, storage_offset=None):
                                f"got strides: {list(stride)}")
     if storage_offset is not None and storage_offset < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {storage_offset}")
+    # the last element the view can reach must lie inside the storage (an empty view reaches none)
+    reach = 1
+    for n, s in zip(size, stride):
+        if not n:
+            return
+        reach += (n - 1) * s
+    offset = self.storage_offset() if storage_offset is None else storage_offset
+    isz = self._dtype.itemsize
+    have = self._get_storage().nbytes()
+    if (offset + reach) * isz > have:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, "
+                           f"and itemsize {isz} requiring a storage size of {(offset + reach) * isz} are out of "
+                           f"bounds for storage of size {have}")
 
 
 as_strided = defop("as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None)"

@@ -200,14 +200,18 @@ floor, ceil, trunc, round = _rounding(np.floor), _rounding(np.ceil), _rounding(n
 
 
 def round_decimals(self, decimals):
-    a, d = self._data, self._dtype
+    # in float32 for float16/bfloat16, as PyTorch: x * 10**decimals rounded to half precision
+    # first would move values across the .5 boundary (2.05 would round to 2.0, not 2.1)
+    d = self._dtype
+    c = _opmath(d)
+    a = cast(self, c)
     if decimals >= 0:
-        p = _number(10.0 ** decimals, d)
+        p = _number(10.0 ** decimals, c)
         r = np.rint(a * p) / p
     else:
-        p = _number(10.0 ** -decimals, d)
+        p = _number(10.0 ** -decimals, c)
         r = np.rint(a / p) * p
-    return wrap(r, d)
+    return wrap(_rounded(r, d, c), d)
 
 
 def frac(self):
@@ -389,8 +393,9 @@ def where(condition, self, other):
 def clamp_tensor(self, min=None, max=None):
     d = result_type(*[t for t in (self, min, max) if t is not None])
     # np.clip is minimum(maximum(x, min), max), NaN-propagating like PyTorch, and much faster
-    return wrap(np.clip(cast(self, d), None if min is None else cast(min, d),
-                        None if max is None else cast(max, d)), d)
+    r = np.clip(cast(self, d), None if min is None else cast(min, d), None if max is None else cast(max, d))
+    # numpy has no clip loop for ml_dtypes' bfloat16 with both bounds and answers in float32
+    return wrap(r if r.dtype == d.np else r.astype(d.np), d)
 
 
 # -- in place: fast paths write into self with out= ------------------------------------------------

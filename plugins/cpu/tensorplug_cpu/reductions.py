@@ -13,6 +13,7 @@ import numpy as np
 import tensorplug
 from tensorplug.ops.reductions import sum_dtype, any_dtype
 
+from .elementwise import quiet
 from .kernels import wrap, cast
 
 _f32 = np.dtype(np.float32)
@@ -92,6 +93,9 @@ def matmul(self, other):
         return wrap(np.matmul(self._data.astype(_f32), other._data.astype(_f32)).astype(d.np), d)
     return wrap(np.matmul(self._data, other._data), d)
 
+
+# inf - inf and 0 * inf give NaN silently in PyTorch; numpy would warn
+sum, prod, cumsum, matmul = quiet(sum), quiet(prod), quiet(cumsum), quiet(matmul)
 
 KERNELS = {
     "sum.dim_IntList": sum, "prod.dim_int": prod, "cumsum": cumsum,

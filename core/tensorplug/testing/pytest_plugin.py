@@ -1,0 +1,90 @@
+"""The conformance kit's pytest plugin, registered as the ``pytest11`` entry point ``tensorplug``.
+
+It adds the option ``--tensorplug-backend NAME`` (repeatable; ``all`` means
+every enabled backend, and every transform whose plugin declares a
+conformance config) and the marker ``tensorplug_conformance(backend, ops=None,
+dtypes=None, op_db=None)``. A test function that takes the argument
+``tensorplug_case`` is parametrized with one conformance case per target x
+op x dtype x check, with ids like ``cpu-add-float32-forward``: for the marker's
+backend, or for the option's targets when it is given. Declared skips and
+xfails become pytest skip and (non-strict) xfail marks; a case that passes
+while some operator it reached ran through a fallback is reported as
+skipped ("fallback: ..."), never as a pass.
+
+:func:`tensorplug.testing.conformance_tests` writes that test function for
+a plugin's ``tests/test_conformance.py``. In other test runs the plugin only
+adds its option and marker: cases (and the op database) are built only for a
+test function that asks for ``tensorplug_case``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("tensorplug", "tensorplug conformance")
+    group.addoption("--tensorplug-backend", action="append", default=[], metavar="NAME",
+                    dest="tensorplug_backend",
+                    help="run the conformance tests for backend or transform NAME instead of each test "
+                         "module's own (repeatable; 'all' for every enabled backend and transform)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "tensorplug_conformance(backend, ops=None, dtypes=None, op_db=None): parametrize the "
+                   "test's tensorplug_case argument with the conformance cases of backend (or of "
+                   "--tensorplug-backend)")
+
+
+def _targets(names):
+    from .suite import conformance_targets
+    out = []
+    for n in names:
+        for t in (conformance_targets() if n == "all" else [n]):
+            if t not in out:
+                out.append(t)
+    return out
+
+
+def pytest_generate_tests(metafunc):
+    if "tensorplug_case" not in metafunc.fixturenames:
+        return
+    from .suite import conformance_cases
+    marker = metafunc.definition.get_closest_marker("tensorplug_conformance")
+    kwargs = dict(marker.kwargs) if marker is not None else {}
+    default = kwargs.pop("backend", None) or (marker.args[0] if marker is not None and marker.args else "cpu")
+    params = []
+    for name in _targets(metafunc.config.getoption("tensorplug_backend") or [default]):
+        for case in conformance_cases(name, **kwargs):
+            marks = ()
+            if case.skip:
+                marks = (pytest.mark.skip(reason=case.skip),)
+            elif case.xfail:
+                marks = (pytest.mark.xfail(reason=case.xfail, strict=False),)
+            params.append(pytest.param(case, id=case.id, marks=marks))
+    metafunc.parametrize("tensorplug_case", params)
+
+
+def run_case_in_pytest(case):
+    """Run ``case``; a Skip becomes ``pytest.skip`` and a pass through a fallback is reported as skipped."""
+    from .suite import Skip, XFail, execute
+    __tracebackhide__ = True
+    try:
+        fallback = execute(case)
+    except Skip as e:
+        pytest.skip(str(e))
+    except XFail as e:
+        pytest.xfail(str(e))
+    if fallback:
+        pytest.skip(f"fallback: the check passed, but {', '.join(fallback)} ran through the backend's "
+                    f"fallback (another backend's kernels)")
+
+
+def make_conformance_test(backend, **kwargs):
+    """A ``test_conformance(tensorplug_case)`` function marked for ``backend`` (see the module doc)."""
+    @pytest.mark.tensorplug_conformance(backend=backend, **kwargs)
+    def test_conformance(tensorplug_case):
+        """One conformance check of one op in one dtype (docs/conformance.md)."""
+        run_case_in_pytest(tensorplug_case)
+    return test_conformance
