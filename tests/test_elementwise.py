@@ -864,3 +864,19 @@ def test_float_division_family_matches_python(a, b):
     assert (x // y).tolist() == [p // q for p, q in zip(a, b)]
     np.testing.assert_allclose((x % y).numpy(), [p % q for p, q in zip(a, b)], rtol=1e-12, atol=1e-9)
     assert (x / y).tolist() == [p / q for p, q in zip(a, b)]
+
+
+def test_functions_take_a_python_number_first_like_pytorch():
+    t = tp.tensor([1, 2])
+    assert tp.sub(3, t).tolist() == [2, 1] and tp.sub(3, t).dtype == tp.int64
+    assert tp.div(1, tp.tensor([2, 4])).tolist() == [0.5, 0.25]
+    assert tp.mul(2.5, t).dtype == tp.float32 and tp.mul(2.5, t).tolist() == [2.5, 5.0]
+    assert tp.add(True, tp.tensor([True, False])).tolist() == [True, True]
+
+
+def test_fill_takes_a_zero_dim_tensor():
+    t = tp.ones(2)
+    t.fill_(tp.tensor(5.0))
+    assert t.tolist() == [5.0, 5.0]
+    with pytest.raises(RuntimeError, match="fill_ only supports 0-dimension value tensor but got tensor with 1"):
+        t.fill_(tp.ones(2))

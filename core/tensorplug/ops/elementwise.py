@@ -779,6 +779,9 @@ def _tensor_or_scalar(name, t_entry, s_entry, doc):
     """``name(input, other, ...)`` where ``other`` is a Tensor or a Python number."""
     def fn(input, other, *args, **kwargs):
         if other.__class__ is Tensor or isinstance(other, Tensor):
+            if not isinstance(input, Tensor) and isinstance(input, (int, float, bool)):
+                # a Python number first (tensorplug.sub(3, t)): a wrapped number, as in PyTorch
+                input = scalar_tensor(input, result_type(input, other), other._device)
             return t_entry(input, other, *args, **kwargs)
         return s_entry(input, other, *args, **kwargs)
     fn.__name__ = fn.__qualname__ = name
@@ -896,6 +899,8 @@ def div_fn(input, other, *, rounding_mode=None):
     """input / other: true division (integers give the default float dtype), or with
     ``rounding_mode`` "trunc" or "floor" the rounded quotient in the promoted dtype."""
     if other.__class__ is Tensor or isinstance(other, Tensor):
+        if not isinstance(input, Tensor) and isinstance(input, (int, float, bool)):
+            input = scalar_tensor(input, result_type(input, other), other._device)  # 1 / t
         if rounding_mode is None:
             return div(input, other)
         return div_mode(input, other, rounding_mode=rounding_mode)

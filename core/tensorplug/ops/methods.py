@@ -48,7 +48,17 @@ attach("unsqueeze", V.unsqueeze)
 attach("contiguous", M.contiguous)
 attach("clone", M.clone)
 attach("copy_", M.copy_)
-attach("fill_", M.fill_)
+def fill_(self, value):
+    """Fill with ``value``: a Python number or a 0-dim tensor."""
+    if isinstance(value, Tensor):
+        if value.dim() != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value.dim()} dimensions.")
+        value = value.item()
+    return M.fill_(self, value)
+
+
+attach("fill_", fill_)
 
 
 def _view_or_dtype(self, shape):
