@@ -95,12 +95,30 @@ def matmul(self, other):
 
 
 # inf - inf and 0 * inf give NaN silently in PyTorch; numpy would warn
+def log_softmax(self, dim, dtype=None):
+    """Fused log_softmax (the core's composite takes six dispatches): computed in float32 for
+    half types and rounded once, like the composite; an infinite max gives NaN, as in PyTorch."""
+    d = dtype or self._dtype
+    a = cast(self, d)
+    if a.size == 0:
+        return wrap(a.copy(), d)
+    if d in _HALF:
+        a = a.astype(_f32)
+    axis = dim + a.ndim if dim < 0 else dim
+    if a.ndim == 0:
+        axis = None
+    s = a - a.max(axis=axis, keepdims=True)
+    out = s - np.log(np.exp(s).sum(axis=axis, keepdims=True))
+    return wrap(out if out.dtype == d.np else out.astype(d.np), d)
+
+
 sum, prod, cumsum, matmul = quiet(sum), quiet(prod), quiet(cumsum), quiet(matmul)
+log_softmax = quiet(log_softmax)
 
 KERNELS = {
     "sum.dim_IntList": sum, "prod.dim_int": prod, "cumsum": cumsum,
     "amax": _extreme(np.maximum), "amin": _extreme(np.minimum),
     "argmax": _arg_extreme(np.argmax), "argmin": _arg_extreme(np.argmin),
     "any.dims": _logical(np.any), "all.dims": _logical(np.all),
-    "matmul": matmul,
+    "matmul": matmul, "log_softmax.int": log_softmax,
 }
