@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
+from toy_plugins.testdev import NumpyTestBackend
 from tensorplug import cli
 from tensorplug.backend import Backend, BACKENDS
 from tensorplug.ops.promotion import binary_dtype
@@ -37,38 +38,15 @@ SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed, (\d+) skipped$")
 
 
 # -- the broken toy backend ------------------------------------------------------------------
-class BrokenBackend(Backend):
-    """Host memory in numpy arrays of its own."""
+class BrokenBackend(NumpyTestBackend):
+    """Host memory in numpy arrays of its own (the test backend's memory methods)."""
 
     name = "brokendev"
     key_name = "BrokenDev"
+    slot = None
 
-    def empty(self, shape, dtype, device):
-        return np.empty(shape, dtype=dtype.np)
-
-    def from_numpy(self, array, device):
-        return np.array(array, copy=True)
-
-    def to_numpy(self, native):
-        return native
-
-    def strides(self, native):
-        return tuple(s // native.itemsize for s in native.strides)
-
-    def storage(self, native):
-        root = native
-        while isinstance(root.base, np.ndarray):
-            root = root.base
-        addr = native.__array_interface__["data"][0] - root.__array_interface__["data"][0]
-        return root, addr // native.itemsize
-
-    def as_strided(self, root, shape, strides, offset, dtype):
-        isz = dtype.itemsize
-        return np.ndarray(shape, dtype=dtype.np, buffer=root, offset=offset * isz,
-                          strides=tuple(s * isz for s in strides))
-
-    def storage_nbytes(self, root):
-        return root.nbytes
+    def normalize_device(self, dev):
+        return dev
 
 
 def _result(arr, dtype):
