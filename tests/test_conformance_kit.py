@@ -23,7 +23,7 @@ import pytest
 import tensorplug as tp
 from toy_plugins.testdev import NumpyTestBackend
 from tensorplug import cli
-from tensorplug.backend import Backend, BACKENDS
+from tensorplug.backend import BACKENDS
 from tensorplug.ops.promotion import binary_dtype
 from tensorplug.tensor import make_tensor, make_view
 from tensorplug.testing import (OpInfo, SampleInput, ErrorInput, run_conformance, register_transform_check,
