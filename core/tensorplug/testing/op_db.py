@@ -1,4 +1,5 @@
-"""The op database: one :class:`OpInfo` per public op of the core, primitive or composite.
+"""The op database: one :class:`OpInfo` per public op of the core, primitive or composite, and
+per layer and loss of ``tensorplug.nn.functional`` (named ``nn.functional.<name>``).
 
 Importing this module fills :data:`tensorplug.testing.opinfo.OP_DB`. Entries
 are built by family constructors (:func:`unary`, :func:`binary`, and per
@@ -2343,3 +2344,615 @@ unary("__invert__", np.invert, kind="same", dtypes=INTEGRAL_AND_BOOL, grad=False
                                              r"tensors", _t((3,)))))
 _add("__matmul__", _method("__matmul__"), _matmul_ref, _MATMUL_DTYPES, _pairs_samples(_MATMUL_PAIRS),
      aten=("matmul",))
+
+
+# -- tensorplug.nn.functional -------------------------------------------------------------------------------------
+# Layers and losses: composites of the entries above. References compute in float64 and cast to the input's dtype;
+# samples stay small (each runs through every check in every dtype). Gradient samples keep off kinks: max pooling
+# gets distinct values, the losses' differences stay away from 0 and from huber's delta.
+from ..nn import functional as F  # noqa: E402  (the section's ops)
+
+_NN_DTYPES = FLOATING
+# reduced-precision sums over windows, channels or classes round at every step in PyTorch and here alike
+_NN_TOL = {"atol": 2e-2, "rtol": 2e-2}
+
+
+def _nn(name, ref, samples, **kw):
+    kw.setdefault("dtypes", _NN_DTYPES)
+    return _add(f"nn.functional.{name}", getattr(F, name.partition(".")[0]), ref, kw.pop("dtypes"), samples, **kw)
+
+
+def _ntuple(v, nd):
+    t = (v,) if isinstance(v, int) else tuple(v)
+    return t * nd if len(t) == 1 else t
+
+
+def _window_view(v, k, s, d, outs):
+    """(N, C, *outs, *k) windows of the (already padded) float64 ``v`` (N, C, *spatial)."""
+    nd = len(k)
+    span = tuple(di * (ki - 1) + 1 for ki, di in zip(k, d))
+    w = np.lib.stride_tricks.sliding_window_view(v, span, axis=tuple(range(2, 2 + nd)))
+    step = tuple(slice(0, si * (o - 1) + 1, si) for si, o in zip(s, outs))
+    dil = tuple(slice(None, None, di) for di in d)
+    return w[(slice(None), slice(None)) + step + dil]
+
+
+def _batched(x, nd):
+    v = S.f64(x)
+    return (v, True) if v.ndim == nd + 2 else (v[None], False)
+
+
+def _conv_ref(nd):
+    def ref(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+        v, batched = _batched(x, nd)
+        wv = S.f64(w)
+        s, d, k = _ntuple(stride, nd), _ntuple(dilation, nd), wv.shape[2:]
+        if padding == "valid":
+            pads = [(0, 0)] * nd
+        elif padding == "same":
+            pads = [(di * (ki - 1) // 2, di * (ki - 1) - di * (ki - 1) // 2) for di, ki in zip(d, k)]
+        else:
+            pads = [(p, p) for p in _ntuple(padding, nd)]
+        v = np.pad(v, [(0, 0), (0, 0)] + pads)
+        outs = tuple((n - di * (ki - 1) - 1) // si + 1 for n, ki, si, di in zip(v.shape[2:], k, s, d))
+        win = _window_view(v, k, s, d, outs)  # N, C, *outs, *k
+        og, cg = wv.shape[0] // groups, wv.shape[1]
+        parts = [np.tensordot(win[:, g * cg:(g + 1) * cg], wv[g * og:(g + 1) * og],
+                              axes=([1] + list(range(2 + nd, 2 + 2 * nd)), list(range(1, 2 + nd))))
+                 for g in range(groups)]  # each N, *outs, og
+        r = np.moveaxis(np.concatenate(parts, axis=-1), -1, 1)
+        if b is not None:
+            r = r + S.f64(b).reshape((-1,) + (1,) * nd)
+        return S.cast(r if batched else r[0], x.dtype)
+    return ref
+
+
+def _conv_samples(nd):
+    def sample_inputs(device, dtype, requires_grad):
+        def mk(shape, seed, **kw):
+            return make_tensor(shape, dtype, -1, 1, seed=seed, requires_grad=requires_grad, **kw)
+        sp = (5,) * nd
+        k = (3,) * nd
+        # small enough for the conformance suite's finite differences on every backend
+        yield SampleInput(mk((1, 1) + (2, 3)[-nd:], 13), (mk((1, 1) + (2,) * nd, 14),), name="tiny")
+        yield SampleInput(mk((2, 2) + sp, 0), (mk((3, 2) + k, 1), mk((3,), 2)), name="bias")
+        yield SampleInput(mk((2,) + sp, 3, **_NC), (mk((2, 2) + k, 4),), name="unbatched_no_bias")
+        yield SampleInput(mk((1, 2) + sp, 5), (mk((2, 2) + k, 6),), {"stride": 2, "padding": 1}, name="stride_pad")
+        yield SampleInput(mk((1, 2) + sp, 7, **_T), (mk((2, 2) + (2,) * nd, 8), mk((2,), 9)),
+                          {"dilation": 2, "padding": "same"}, name="dilation_same")
+        yield SampleInput(mk((1, 4) + sp, 10), (mk((4, 2) + (2,) * nd, 11), mk((4,), 12)),
+                          {"groups": 2, "stride": (2,) * nd if nd == 1 else (1, 2)}, name="groups")
+    return sample_inputs
+
+
+_conv_errors = {
+    1: _errors(
+        lambda: _err(RuntimeError, r"Expected 2D \(unbatched\) or 3D \(batched\) input to conv1d, but got input of "
+                                   r"size: \[2, 3, 5, 5\]", _t((2, 3, 5, 5)), _t((4, 3, 3)))),
+    2: _errors(
+        lambda: _err(RuntimeError, r"Expected 3D \(unbatched\) or 4D \(batched\) input to conv2d, but got input of "
+                                   r"size: \[5, 5\]", _t((5, 5)), _t((4, 3, 3, 3))),
+        lambda: _err(RuntimeError, r"Given groups=1, weight of size \[4, 2, 3, 3\], expected input\[2, 3, 5, 5\] to "
+                                   r"have 2 channels, but got 3 channels instead", _t((2, 3, 5, 5)), _t((4, 2, 3, 3))),
+        lambda: _err(RuntimeError, r"Calculated padded input size per channel: \(2 x 2\). Kernel size: \(3 x 3\). "
+                                   r"Kernel size can't be greater than actual input size",
+                     _t((2, 3, 2, 2)), _t((4, 3, 3, 3))),
+        lambda: _err(RuntimeError, r"Given groups=3, expected weight to be divisible by 3 at dimension 0",
+                     _t((2, 3, 5, 5)), _t((4, 1, 3, 3)), groups=3),
+        lambda: _err(RuntimeError, r"expected bias to be 1-dimensional with 4 elements, but got bias of size \[3\]",
+                     _t((2, 3, 5, 5)), _t((4, 3, 3, 3)), _t((3,)))),
+}
+for _nd in (1, 2):
+    _nn(f"conv{_nd}d", _conv_ref(_nd), _conv_samples(_nd), error_inputs=_conv_errors[_nd],
+        aten=("stack", "matmul", "constant_pad_nd"), **_NN_TOL)
+
+
+# -- pooling
+def _pool_out_ref(n, k, s, p, d, ceil_mode):
+    num = n + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
+    o = num // s + 1
+    return o - 1 if ceil_mode and (o - 1) * s >= n + p else o
+
+
+def _pooled(v, nd, kernel_size, stride, padding, dilation, ceil_mode, fill, pad_fill=None):
+    """Windows (N, C, *outs, *k) of ``v`` padded by ``padding`` with ``pad_fill`` (default ``fill``) and on the
+    right with ``fill`` as far as ceil_mode's last windows reach."""
+    k = _ntuple(kernel_size, nd)
+    s = k if stride is None or stride == [] or stride == () else _ntuple(stride, nd)
+    p, d = _ntuple(padding, nd), _ntuple(dilation, nd)
+    sizes = v.shape[2:]
+    outs = tuple(_pool_out_ref(*a, ceil_mode) for a in zip(sizes, k, s, p, d))
+    v = np.pad(v, [(0, 0), (0, 0)] + [(pi, pi) for pi in p],
+               constant_values=fill if pad_fill is None else pad_fill)
+    extra = [max((o - 1) * si + di * (ki - 1) + 1 - n - 2 * pi, 0)
+             for o, si, di, ki, n, pi in zip(outs, s, d, k, sizes, p)]
+    v = np.pad(v, [(0, 0), (0, 0)] + [(0, e) for e in extra], constant_values=fill)
+    return _window_view(v, k, s, d, outs), (k, s, p, d, outs)
+
+
+def _max_pool_ref(nd):
+    def ref(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+        v, batched = _batched(x, nd)
+        win, (k, s, p, d, outs) = _pooled(v, nd, kernel_size, stride, padding, dilation, ceil_mode, -np.inf)
+        flat = win.reshape(win.shape[:2 + nd] + (-1,))
+        arg = np.argmax(flat, axis=-1)
+        vals = np.take_along_axis(flat, arg[..., None], -1)[..., 0]
+        out = S.cast(vals if batched else vals[0], x.dtype)
+        if not return_indices:
+            return out
+        # the flat position of each window's maximum in its input plane
+        pos = np.unravel_index(arg, k)
+        coords = [np.arange(o).reshape((-1,) + (1,) * (nd - 1 - i)) * s[i] - p[i] + pos[i] * d[i]
+                  for i, o in enumerate(outs)]
+        idx = coords[0] if nd == 1 else coords[0] * x.shape[-1] + coords[1]
+        return out, (idx if batched else idx[0]).astype(np.int64)
+    return ref
+
+
+def _distinct_values(shape, dtype, seed, requires_grad):
+    """Values with no ties (a permutation of a grid): max pooling's gradient is then smooth."""
+    n = int(np.prod(shape))
+    v = np.random.default_rng(seed).permutation(n).reshape(shape) * (8.0 / max(n, 1)) - 4.0
+    return make_tensor(shape, dtype, values=v, requires_grad=requires_grad)
+
+
+def _pool_samples(nd, cases):
+    """``cases``: (name, shape of (C, H, W) or (N, C, H, W) for 2-d, args, kwargs) per sample."""
+    def sample_inputs(device, dtype, requires_grad):
+        for i, (name, shape, args, kw) in enumerate(cases):
+            yield SampleInput(_distinct_values(shape, dtype, i, requires_grad), args, dict(kw), name=name)
+    return sample_inputs
+
+
+_MAX_POOL_CASES = {
+    2: (("plain", (2, 2, 4, 4), (2,), {}),
+        ("tiny_overlapping", (1, 1, 3, 3), (2, 1), {}),
+        ("unbatched_stride_pad", (2, 5, 5), (3,), {"stride": 2, "padding": 1}),
+        ("dilation_ceil", (1, 2, 6, 5), ((2, 3),), {"stride": (2, 1), "dilation": (2, 1), "ceil_mode": True}),
+        ("indices", (1, 2, 5, 5), (3, 2, 1), {"return_indices": True})),
+    1: (("plain", (2, 3, 6), (2,), {}),
+        ("tiny_overlapping", (1, 1, 6), (2, 1), {}),
+        ("unbatched_stride_pad", (3, 7), (3,), {"stride": 2, "padding": 1}),
+        ("dilation_ceil", (1, 2, 8), (2,), {"stride": 2, "dilation": 2, "ceil_mode": True}),
+        ("indices", (2, 2, 7), (3, 2, 1), {"return_indices": True})),
+}
+_AVG_POOL_CASES = {
+    2: (("plain", (2, 2, 4, 4), (2,), {}),
+        ("tiny_overlapping", (1, 1, 3, 3), (2, 1), {}),
+        ("unbatched_stride_pad", (2, 5, 5), (3,), {"stride": 2, "padding": 1}),
+        ("exclude_pad_ceil", (1, 2, 6, 5), ((3, 2),), {"stride": 2, "padding": 1, "ceil_mode": True,
+                                                        "count_include_pad": False}),
+        ("divisor", (1, 2, 5, 5), (2, 1), {"divisor_override": 3})),
+    1: (("plain", (2, 3, 6), (2,), {}),
+        ("tiny_overlapping", (1, 1, 6), (2, 1), {}),
+        ("unbatched_stride_pad", (3, 7), (3,), {"stride": 2, "padding": 1}),
+        ("exclude_pad_ceil", (1, 2, 8), (3,), {"stride": 2, "padding": 1, "ceil_mode": True,
+                                               "count_include_pad": False})),
+}
+
+
+def _avg_pool_ref(nd):
+    def ref(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+        v, batched = _batched(x, nd)
+        args = (nd, kernel_size, stride, padding, 1, ceil_mode, 0.0)
+        win, _ = _pooled(v, *args)
+        sums = win.sum(axis=tuple(range(-nd, 0)))
+        if divisor_override is not None:
+            r = sums / divisor_override
+        else:
+            # the window's size inside the input and its padding (or inside the input alone), not the overhang
+            ones = np.ones((1, 1) + v.shape[2:])
+            cnt, _ = _pooled(ones, *args, pad_fill=1.0 if count_include_pad else 0.0)
+            r = sums / cnt.sum(axis=tuple(range(-nd, 0)))
+        return S.cast(r if batched else r[0], x.dtype)
+    return ref
+
+
+_POOL_PAD = r"pad should be (at most|smaller than or equal to) half of (effective )?kernel size"
+for _nd in (2, 1):
+    _nn(f"max_pool{_nd}d", _max_pool_ref(_nd), _pool_samples(_nd, _MAX_POOL_CASES[_nd]), aten=("argmax", "gather"),
+        error_inputs=_errors(
+            lambda nd=_nd: _err(RuntimeError, _POOL_PAD, _t((1, 2) + (5,) * nd), 2, padding=2),
+            lambda nd=_nd: _err(RuntimeError, r"non-empty 2D or 3D|non-empty 3D or 4D", _t((5,) * (nd - 1)), 2),
+            lambda nd=_nd: _err(RuntimeError, r"Output size is too small|Invalid computed output size",
+                                _t((1, 2) + (5,) * nd), 6)))
+    _nn(f"avg_pool{_nd}d", _avg_pool_ref(_nd), _pool_samples(_nd, _AVG_POOL_CASES[_nd]), aten=("sum", "div"),
+        error_inputs=_errors(
+            lambda nd=_nd: _err(RuntimeError, _POOL_PAD, _t((1, 2) + (5,) * nd), 2, padding=2),
+            *((lambda: _err(RuntimeError, "divisor must be not zero", _t((1, 2, 5, 5)), 2, divisor_override=0),)
+              if _nd == 2 else ())))
+
+
+def _adaptive_ref(nd):
+    def ref(x, output_size):
+        v, batched = _batched(x, nd)
+        outs = tuple(n if o is None else o for o, n in zip(_ntuple(output_size, nd), v.shape[2:]))
+        for i, (n, o) in enumerate(zip(v.shape[2:], outs)):
+            ax = 2 + i
+            parts = [np.take(v, range(j * n // o, -((-(j + 1) * n) // o)), axis=ax).mean(axis=ax, keepdims=True)
+                     for j in range(o)]
+            v = np.concatenate(parts, axis=ax) if parts else np.take(v, [], axis=ax)
+        return S.cast(v if batched else v[0], x.dtype)
+    return ref
+
+
+_ADAPTIVE_CASES = {
+    2: (("uneven", (2, 2, 5, 7), ((3, 4),), {}), ("even_unbatched", (2, 4, 6), (2,), {}),
+        ("tiny", (1, 1, 3, 3), (2,), {}),
+        ("keep_dim", (1, 2, 5, 4), ((None, 3),), {}), ("upsample", (1, 1, 2, 3), (4,), {})),
+    1: (("uneven", (2, 2, 7), (3,), {}), ("even_unbatched", (2, 6), (3,), {}), ("upsample", (1, 2, 3), (5,), {})),
+}
+for _nd in (2, 1):
+    _nn(f"adaptive_avg_pool{_nd}d", _adaptive_ref(_nd), _pool_samples(_nd, _ADAPTIVE_CASES[_nd]),
+        aten=("mean", "matmul"),
+        error_inputs=_errors(
+            lambda nd=_nd: _err(RuntimeError, rf"Expected {nd + 1}D or {nd + 2}D tensor|Expected {nd + 1} to "
+                                              rf"{nd + 2} dimensions", _t((5,) * (nd + 3 if nd == 1 else 2)), 2),
+            *((lambda: _err(RuntimeError, r"elements of output_size must be greater than or equal to 0",
+                            _t((1, 2, 5, 5)), (-1, 2)),) if _nd == 2 else ())))
+
+
+# -- normalization
+def _affine(r, weight, bias, shape):
+    if weight is not None:
+        r = r * S.f64(weight).reshape(shape)
+    if bias is not None:
+        r = r + S.f64(bias).reshape(shape)
+    return r
+
+
+def _batch_norm_ref(x, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    v = S.f64(x)
+    axes = (0,) + tuple(range(2, v.ndim))
+    shape = (-1,) + (1,) * (v.ndim - 2)
+    if training or running_mean is None:
+        mean, var = v.mean(axis=axes), v.var(axis=axes)
+    else:
+        mean, var = S.f64(running_mean), S.f64(running_var)
+    r = (v - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + eps)
+    return S.cast(_affine(r, weight, bias, shape), x.dtype)
+
+
+def _norm_params(dtype, rg, c, seed):
+    """(running_mean, running_var, weight, bias) for ``c`` channels; the running statistics are buffers."""
+    return (make_tensor((c,), dtype, -1, 1, seed=seed), make_tensor((c,), dtype, 0.5, 2, seed=seed + 1),
+            make_tensor((c,), dtype, 0.5, 2, seed=seed + 2, requires_grad=rg),
+            make_tensor((c,), dtype, -1, 1, seed=seed + 3, requires_grad=rg))
+
+
+def _batch_norm_samples(device, dtype, requires_grad):
+    rg = requires_grad
+    rm, rv, w, b = _norm_params(dtype, rg, 3, 10)
+    x = make_tensor((4, 3, 2, 2), dtype, -2, 2, seed=0, requires_grad=rg)
+    yield SampleInput(x, (rm, rv, w, b), name="eval")
+    yield SampleInput(make_tensor((5, 3), dtype, -2, 2, seed=1, requires_grad=rg), (rm, rv), {"eps": 0.1},
+                      name="eval_no_affine")
+    yield SampleInput(make_tensor((4, 3, 3), dtype, -2, 2, seed=2, requires_grad=rg, **_T), (None, None, w, b),
+                      {"training": True}, name="training_batch_stats")
+    tiny_affine = _norm_params(dtype, rg, 2, 30)[2:]
+    yield SampleInput(make_tensor((3, 2), dtype, -2, 2, seed=5, requires_grad=rg), (None, None) + tiny_affine,
+                      {"training": True}, name="tiny_training")
+
+
+def _batch_norm_update(input, running_mean, running_var, *args, **kwargs):
+    """``batch_norm`` in training mode on copies of the running statistics: (result, new mean, new variance)."""
+    rm, rv = running_mean.clone(), running_var.clone()
+    return F.batch_norm(input, rm, rv, *args, training=True, **kwargs), rm, rv
+
+
+def _batch_norm_update_ref(x, running_mean, running_var, weight=None, bias=None, momentum=0.1, eps=1e-5):
+    v = S.f64(x)
+    axes = (0,) + tuple(range(2, v.ndim))
+    n = v.size // v.shape[1]
+    rm = (1 - momentum) * S.f64(running_mean) + momentum * v.mean(axis=axes)
+    rv = (1 - momentum) * S.f64(running_var) + momentum * v.var(axis=axes) * n / (n - 1)
+    out = _batch_norm_ref(x, None, None, weight, bias, True, momentum, eps)
+    return out, S.cast(rm, running_mean.dtype), S.cast(rv, running_var.dtype)
+
+
+def _batch_norm_update_samples(device, dtype, requires_grad):
+    rm, rv, w, b = _norm_params(dtype, False, 2, 20)
+    yield SampleInput(make_tensor((3, 2, 2), dtype, -2, 2, seed=3), (rm, rv, w, b), name="affine")
+    yield SampleInput(make_tensor((4, 2), dtype, -2, 2, seed=4), (rm, rv),
+                      {"momentum": 0.3}, name="momentum")
+
+
+_nn("batch_norm", _batch_norm_ref, _batch_norm_samples, aten=("var_mean", "rsqrt", "mul", "add"), **_NN_TOL,
+    error_inputs=_errors(
+        lambda: _err(RuntimeError, "running_mean should contain 3 elements not 2", _t((2, 3, 4)), _t((2,)), _t((3,))),
+        lambda: _err(ValueError, r"Expected more than 1 value per channel when training, got input size "
+                                 r"(torch\.Size\(\[1, 3, 1, 1\]\)|\(1, 3, 1, 1\))", _t((1, 3, 1, 1)), None, None,
+                     training=True)))
+_add("nn.functional.batch_norm.running_stats", _batch_norm_update, _batch_norm_update_ref, _NN_DTYPES,
+     _batch_norm_update_samples, aten=("var_mean", "mul_", "add_"), **_NN_TOL,
+     # the updated statistics take no gradient (PyTorch's buffers); the result's is the entry above's
+     supports_autograd=False)
+
+
+def _layer_norm_ref(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+    v = S.f64(x)
+    axes = tuple(range(-len(_ntuple(normalized_shape, 1)), 0))
+    r = (v - v.mean(axis=axes, keepdims=True)) / np.sqrt(v.var(axis=axes, keepdims=True) + eps)
+    return S.cast(_affine(r, weight, bias, v.shape[v.ndim - len(axes):]), x.dtype)
+
+
+def _layer_norm_samples(device, dtype, requires_grad):
+    def mk(shape, seed, low=-2, high=2, **kw):
+        return make_tensor(shape, dtype, low, high, seed=seed, requires_grad=requires_grad, **kw)
+    yield SampleInput(mk((3, 5), 0), ((5,), mk((5,), 1, 0.5, 2), mk((5,), 2)), name="affine")
+    yield SampleInput(mk((2, 3, 4), 3, **_T), ((3, 4),), {"eps": 0.1}, name="two_dims")
+    yield SampleInput(mk((4,), 4), ((4,), None, mk((4,), 5)), name="vector_bias_only")
+
+
+_nn("layer_norm", _layer_norm_ref, _layer_norm_samples, aten=("var_mean", "rsqrt"), **_NN_TOL,
+    error_inputs=_errors(
+        lambda: _err(RuntimeError, r"Given normalized_shape=\[4\], expected input with shape \[\*, 4\], but got input "
+                                   r"of size\s?\[2, 3, 5\]", _t((2, 3, 5)), (4,)),
+        lambda: _err(RuntimeError, r"Expected weight to be of same shape as normalized_shape, but got weight of shape "
+                                   r"\[4\] and normalized_shape = \[5\]", _t((2, 5)), (5,), _t((4,)))))
+
+
+def _group_norm_ref(x, num_groups, weight=None, bias=None, eps=1e-5):
+    v = S.f64(x)
+    g = v.reshape(v.shape[0], num_groups, -1)
+    r = ((g - g.mean(axis=-1, keepdims=True)) / np.sqrt(g.var(axis=-1, keepdims=True) + eps)).reshape(v.shape)
+    return S.cast(_affine(r, weight, bias, (-1,) + (1,) * (v.ndim - 2)), x.dtype)
+
+
+def _group_norm_samples(device, dtype, requires_grad):
+    def mk(shape, seed, low=-2, high=2, **kw):
+        return make_tensor(shape, dtype, low, high, seed=seed, requires_grad=requires_grad, **kw)
+    yield SampleInput(mk((2, 4, 3), 0), (2, mk((4,), 1, 0.5, 2), mk((4,), 2)), name="affine")
+    yield SampleInput(mk((2, 6, 2, 2), 3, **_NC), (3,), {"eps": 0.1}, name="spatial")
+    yield SampleInput(mk((3, 2), 4), (1,), name="one_group")
+
+
+_nn("group_norm", _group_norm_ref, _group_norm_samples, aten=("var_mean", "rsqrt"), **_NN_TOL,
+    error_inputs=_errors(
+        lambda: _err(RuntimeError, r"Expected number of channels in input to be divisible by num_groups, but got input "
+                                   r"of shape \[2, 3, 5\] and num_groups=2", _t((2, 3, 5)), 2),
+        lambda: _err(RuntimeError, r"Expected weight to be a vector of size equal to the number of channels in input, "
+                                   r"but got weight of shape \[2\] and input of shape \[2, 3, 5\]",
+                     _t((2, 3, 5)), 3, _t((2,)))))
+
+
+# -- embedding, dropout
+def _embedding_ref(idx, weight, padding_idx=None):
+    return weight[idx.astype(np.int64)].copy()
+
+
+def _embedding_samples(device, dtype, requires_grad):
+    w = make_tensor((6, 3), dtype, seed=0, requires_grad=requires_grad)
+    yield SampleInput(index_tensor([2, 0]), (make_tensor((3, 2), dtype, seed=1, requires_grad=requires_grad),),
+                      name="tiny")
+    yield SampleInput(index_tensor([[0, 5, 2], [2, 2, 4]]), (w,), name="matrix_repeats")
+    yield SampleInput(index_tensor(3, tp.int32), (w,), name="scalar_int32")
+    yield SampleInput(index_tensor(np.zeros((0,), np.int64)), (w,), name="zero_size")
+    if not requires_grad:  # the padding row's gradient is 0 whatever the values: not a finite difference
+        yield SampleInput(index_tensor([1, 0, 1, 3]), (w,), {"padding_idx": 1}, name="padding_idx")
+        yield SampleInput(index_tensor([5, 0, 4]), (w,), {"padding_idx": -1}, name="negative_padding_idx")
+
+
+_nn("embedding", _embedding_ref, _embedding_samples, aten=("index_select", "where"),
+    error_inputs=_errors(
+        lambda: _err(RuntimeError, r"Expected tensor for argument #1 'indices' to have one of the following scalar "
+                                   r"types: Long, Int; but got \S*FloatTensor instead", _t((2,)), _t((3, 2))),
+        lambda: _err(AssertionError, "Padding_idx must be within num_embeddings", index_tensor([0]), _t((3, 2)),
+                     padding_idx=3),
+        lambda: _err(IndexError, r"index out of range in self|out of range", index_tensor([5]), _t((3, 2)))))
+
+
+def _dropout_samples(device, dtype, requires_grad):
+    for i, (name, shape, kw) in enumerate(S.LAYOUTS[:6]):
+        yield SampleInput(make_tensor(shape, dtype, seed=i, **kw), (), {"p": 0.25 if i % 2 else 0.5}, name=name)
+    yield SampleInput(make_tensor((4, 5), dtype, seed=9), (), {"p": 1.0}, name="p_1")
+
+
+_random("nn.functional.dropout", F.dropout, FLOATING, _dropout_samples, aten=("bernoulli_", "mul"),
+        error_inputs=_errors(lambda: _err(ValueError, "dropout probability has to be between 0 and 1, but got 1.5",
+                                          _t((3,)), 1.5)))
+
+
+def _dropout_identity_samples(device, dtype, requires_grad):
+    yield SampleInput(make_tensor((3, 4), dtype, seed=0, requires_grad=requires_grad), (0.0,), name="p_0")
+    yield SampleInput(make_tensor((2, 3), dtype, seed=1, requires_grad=requires_grad, **_T), (0.5,),
+                      {"training": False}, name="eval")
+
+
+_add("nn.functional.dropout.identity", F.dropout, lambda x, p=0.5, training=True: x.copy(), FLOATING,
+     _dropout_identity_samples, aten=())
+
+
+# -- losses
+def _reduced(loss, reduction):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def _log_softmax64(v, axis):
+    m = v.max(axis=axis, keepdims=True)
+    return v - m - np.log(np.exp(v - m).sum(axis=axis, keepdims=True))
+
+
+def _class_loss(logp, target, weight, ignore_index, reduction, label_smoothing):
+    """nll of class-index targets on float64 log-probabilities (class dim 1, or 0 for one sample), smoothed."""
+    cd = 0 if logp.ndim == 1 else 1
+    c = logp.shape[cd]
+    wshape = (c,) + (1,) * (logp.ndim - cd - 1)
+    w = np.ones(c) if weight is None else S.f64(weight)
+    idx = target.astype(np.int64)
+    ignored = idx == ignore_index
+    safe = np.where(ignored, 0, idx)
+    picked = np.take_along_axis(logp, np.expand_dims(safe, cd), cd).squeeze(cd)
+    wt = w[safe] * ~ignored
+    nll = -picked * wt
+    smooth = np.where(ignored, 0.0, -(logp * w.reshape(wshape)).sum(axis=cd))
+    if reduction == "mean":
+        nll, smooth = nll.sum() / wt.sum(), smooth.sum() / wt.sum()
+    else:
+        nll, smooth = _reduced(nll, reduction), _reduced(smooth, reduction)
+    return nll * (1 - label_smoothing) + smooth * (label_smoothing / c)
+
+
+def _cross_entropy_ref(x, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+    v = S.f64(x)
+    cd = 0 if v.ndim == 1 else 1
+    logp = _log_softmax64(v, cd)
+    if target.shape != v.shape:
+        return S.cast(_class_loss(logp, target, weight, ignore_index, reduction, label_smoothing), x.dtype)
+    c = v.shape[cd]
+    t = S.f64(target) * (1 - label_smoothing) + label_smoothing / c
+    w = np.ones(c) if weight is None else S.f64(weight)
+    loss = -(logp * t * w.reshape((c,) + (1,) * (v.ndim - cd - 1))).sum(axis=cd)
+    r = loss.sum() / (v.size // c) if reduction == "mean" else _reduced(loss, reduction)
+    return S.cast(r, x.dtype)
+
+
+def _nll_ref(x, target, weight=None, ignore_index=-100, reduction="mean"):
+    return S.cast(_class_loss(S.f64(x), target, weight, ignore_index, reduction, 0.0), x.dtype)
+
+
+def _class_samples(probabilities):
+    def sample_inputs(device, dtype, requires_grad):
+        def mk(shape, seed, **kw):
+            return make_tensor(shape, dtype, -2, 2, seed=seed, requires_grad=requires_grad, **kw)
+        w = make_tensor((4,), dtype, 0.5, 2, seed=50)
+        yield SampleInput(mk((3, 4), 0), (index_tensor([0, 3, 1]),), name="mean")
+        yield SampleInput(mk((3, 4), 1, **_T), (index_tensor([2, 1, 2]),), {"weight": w, "reduction": "sum"},
+                          name="weight_sum")
+        yield SampleInput(mk((4,), 2), (index_tensor(1),), {"reduction": "none"}, name="one_sample")
+        yield SampleInput(mk((2, 4, 3), 3), (index_tensor([[0, 3, 1], [1, 1, 2]]),),
+                          {"ignore_index": 1, "weight": w}, name="spatial_ignore_index")
+        yield SampleInput(mk((2, 4, 2), 4), (index_tensor([[0, 2], [3, 3]]),), {"reduction": "none"},
+                          name="spatial_none")
+        if probabilities:
+            yield SampleInput(mk((3, 4), 5), (index_tensor([0, 3, 3]),), {"label_smoothing": 0.2, "weight": w},
+                              name="label_smoothing")
+            yield SampleInput(mk((3, 4), 6), (index_tensor([0, -100, 3]),), {"label_smoothing": 0.1},
+                              name="label_smoothing_ignored")
+            probs = make_tensor((3, 4), dtype, values=np.random.default_rng(7).dirichlet(np.ones(4), 3))
+            yield SampleInput(mk((3, 4), 8), (probs,), name="probabilities")
+            probs2 = make_tensor((2, 4, 2), dtype, values=np.random.default_rng(9).dirichlet(np.ones(4), (2, 2))
+                                 .transpose(0, 2, 1))
+            yield SampleInput(mk((2, 4, 2), 10), (probs2,), {"label_smoothing": 0.3, "weight": w, "reduction": "sum"},
+                              name="probabilities_smoothed")
+    return sample_inputs
+
+
+_CLASS_ERRORS = (
+    lambda: _err(IndexError, "Target 5 is out of bounds.", _t((2, 3)), index_tensor([0, 5])),
+    lambda: _err(ValueError, r"Expected input batch_size \(2\) to match target batch_size \(3\).", _t((2, 3)),
+                 index_tensor([0, 1, 2])),
+    lambda: _err(RuntimeError, "expected target dtype to be Long or Byte, but got Int", _t((2, 3)),
+                 index_tensor([0, 1], tp.int32)),
+    lambda: _err(RuntimeError, r"weight tensor should be defined either for all 3 classes or no classes but got "
+                               r"weight tensor of shape: \[2\]", _t((2, 3)), index_tensor([0, 1]), weight=_t((2,))),
+    lambda: _err(ValueError, "bad is not a valid value for reduction", _t((2, 3)), index_tensor([0, 1]),
+                 reduction="bad"),
+)
+_nn("cross_entropy", _cross_entropy_ref, _class_samples(True), aten=("log_softmax.int", "gather"), **_NN_TOL,
+    error_inputs=_errors(
+        *_CLASS_ERRORS,
+        lambda: _err(RuntimeError, r"label_smoothing must be between 0.0 and 1.0. Got: 1.5", _t((2, 3)),
+                     index_tensor([0, 1]), label_smoothing=1.5),
+        lambda: _err(RuntimeError, "ignore_index is not supported for floating point target", _t((2, 3)),
+                     _t((2, 3), low=0, high=1), ignore_index=1)))
+_nn("nll_loss", _nll_ref, _class_samples(False), aten=("gather",), **_NN_TOL, error_inputs=_errors(*_CLASS_ERRORS))
+
+
+def _pointwise_loss_ref(fn, mean_by_weight=True):
+    def ref(x, target, reduction="mean", weight=None, **kw):
+        loss = fn(S.f64(x) - S.f64(target), **kw)
+        if weight is not None:
+            loss = loss * S.f64(weight)
+            if reduction == "mean":
+                r = loss.sum() / S.f64(weight).sum() if mean_by_weight else loss.mean()
+                return S.cast(r, x.dtype)
+        return S.cast(_reduced(loss, reduction), x.dtype)
+    return ref
+
+
+def _huber(d, delta=1.0):
+    a = np.abs(d)
+    return np.where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta))
+
+
+def _pointwise_loss_samples(extra_kwargs=()):
+    """Inputs and targets whose differences keep 0.25 or more from 0 (l1's kink) and from one another."""
+    def sample_inputs(device, dtype, requires_grad):
+        def pair(shape, seed, **kw):
+            x = make_tensor(shape, dtype, -2, 2, seed=seed, requires_grad=requires_grad, **kw)
+            n = int(np.prod(shape))
+            gaps = (np.random.default_rng(seed).permutation(n) + 1.0) * np.where(np.arange(n) % 2, 0.3, -0.3)
+            t = make_tensor(shape, dtype, values=x.detach().numpy().astype(np.float64) + gaps.reshape(shape),
+                            seed=seed)
+            return x, t
+        x, t = pair((3, 4), 0)
+        yield SampleInput(x, (t,), name="mean")
+        x, t = pair((2, 3), 1, **_T)
+        yield SampleInput(x, (t,), {"reduction": "sum"}, name="sum")
+        x, t = pair((5,), 2)
+        yield SampleInput(x, (t,), {"reduction": "none"}, name="none")
+        x, t = pair((2, 3), 3)
+        yield SampleInput(x, (t,), {"weight": make_tensor((2, 3), dtype, 0.5, 2, seed=4)}, name="weight_mean")
+        for i, kw in enumerate(extra_kwargs):
+            x, t = pair((2, 4), 10 + i)
+            yield SampleInput(x, (t,), dict(kw), name="kwargs")
+    return sample_inputs
+
+
+def _loss_errors(*more):
+    return _errors(
+        lambda: _err(ValueError, "bad is not a valid value for reduction", _t((2, 3)), _t((2, 3)), reduction="bad"),
+        lambda: _err(ValueError, "Weights and input must have the same size.", _t((2, 3)), _t((2, 3)),
+                     weight=_t((2,))), *more)
+
+
+for _name, _fn, _by_weight, _kws in (("mse_loss", np.square, True, ()), ("l1_loss", np.abs, True, ()),
+                                     ("huber_loss", _huber, False, ({"delta": 0.5, "reduction": "sum"},
+                                                                    {"delta": 2.0}))):
+    _nn(_name, _pointwise_loss_ref(_fn, _by_weight), _pointwise_loss_samples(_kws), aten=("sub", "mean", "sum"),
+        **_NN_TOL, error_inputs=_loss_errors())
+
+
+def _bce_logits_ref(x, target, weight=None, reduction="mean", pos_weight=None):
+    v, t = S.f64(x), S.f64(target)
+    lw = 1.0 if pos_weight is None else 1 + (S.f64(pos_weight) - 1) * t
+    loss = (1 - t) * v + lw * np.logaddexp(0.0, -v)
+    if weight is not None:
+        loss = loss * S.f64(weight)
+    return S.cast(_reduced(loss, reduction), x.dtype)
+
+
+def _bce_logits_samples(device, dtype, requires_grad):
+    def mk(shape, seed, low=-3, high=3, **kw):
+        return make_tensor(shape, dtype, low, high, seed=seed, requires_grad=requires_grad, **kw)
+    yield SampleInput(mk((3, 4), 0), (make_tensor((3, 4), dtype, 0, 1, seed=1),), name="mean")
+    yield SampleInput(mk((2, 3), 2, **_T), (make_tensor((2, 3), dtype, 0, 1, seed=3),),
+                      {"pos_weight": make_tensor((3,), dtype, 0.5, 3, seed=4), "reduction": "sum"}, name="pos_weight")
+    yield SampleInput(mk((4,), 5), (make_tensor((4,), dtype, 0, 1, seed=6),),
+                      {"weight": make_tensor((4,), dtype, 0.5, 2, seed=7), "reduction": "none"}, name="weight")
+    if not requires_grad:
+        yield SampleInput(make_tensor((4,), dtype, values=np.array([-200.0, -30, 30, 200])),
+                          (make_tensor((4,), dtype, values=np.array([1.0, 0, 1, 0])),), {"reduction": "none"},
+                          name="large_logits")
+
+
+_nn("binary_cross_entropy_with_logits", _bce_logits_ref, _bce_logits_samples, aten=("log_sigmoid_forward",),
+    **_NN_TOL, error_inputs=_errors(
+        lambda: _err(ValueError, r"Target size \((torch\.Size\(\[3, 5\]\)|\(3, 5\))\) must be the same as input "
+                                 r"size \((torch\.Size\(\[2, 3, 5\]\)|\(2, 3, 5\))\)", _t((2, 3, 5)), _t((3, 5)))))
+
+
+def _linear_nn_samples(device, dtype, requires_grad):
+    for s in _linear_samples(device, dtype, requires_grad):
+        if s.name != "large":
+            yield s
+
+
+_nn("linear", _linear_ref, _linear_nn_samples, aten=("linear",),
+    error_inputs=_errors(lambda: _err(RuntimeError, r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 5x4\)",
+                                      _t((2, 3)), _t((4, 5)))))
