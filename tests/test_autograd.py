@@ -444,3 +444,26 @@ def test_as_strided_backward_adds_overlapping_elements():
     x.as_strided((3, 3), (1, 1)).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [1.0, 2.0, 3.0, 2.0, 1.0])
     assert autograd.gradcheck(lambda t: t.as_strided((2, 2), (3, 1), 1) * 2, (leaf([0.0] * 6),))
+
+
+def test_node_scopes_enclose_each_backward_node():
+    import contextlib
+    from tensorplug.autograd.graph import NODE_SCOPES
+    seen = []
+
+    @contextlib.contextmanager
+    def scope(node):
+        seen.append(("enter", node.name()))
+        yield
+        seen.append(("exit", node.name()))
+
+    x = leaf([1.0, 2.0])
+    y = (x * 3).sum()
+    NODE_SCOPES.append(scope)
+    try:
+        y.backward()
+    finally:
+        NODE_SCOPES.remove(scope)
+    assert seen == [("enter", "SumBackward0"), ("exit", "SumBackward0"),
+                    ("enter", "MulBackward0"), ("exit", "MulBackward0")]
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0])

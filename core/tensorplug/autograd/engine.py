@@ -11,7 +11,7 @@ import sys
 import warnings
 from heapq import heapify, heappop, heappush
 
-from .graph import AccumulateGrad, gradient_edge, has_nan, forward_stack, _anomaly
+from .graph import AccumulateGrad, gradient_edge, has_nan, forward_stack, _anomaly, NODE_SCOPES
 from .grad_mode import set_grad_enabled
 
 # CPython counts references; elsewhere never steal (always copy), which is only slower
@@ -175,7 +175,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                 # nothing to propagate, or nothing below leads to a requested input
                 out = None
             else:
-                out = node.apply(grads)
+                out = node.apply(grads) if not NODE_SCOPES else _apply_in_scopes(node, grads)
                 if node._hooks:
                     for h in node._hooks:
                         r = h(out, tuple(grads))
@@ -215,6 +215,14 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                 raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
                                    "Set allow_unused=True if this is the desired behavior.")
     return results
+
+
+def _apply_in_scopes(node, grads):
+    from contextlib import ExitStack
+    with ExitStack() as stack:
+        for scope in list(NODE_SCOPES):
+            stack.enter_context(scope(node))
+        return node.apply(grads)
 
 
 def _check_nan(node, out):

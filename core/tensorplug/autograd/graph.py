@@ -19,6 +19,11 @@ _BIT = Autograd.bit
 _seq = itertools.count()
 _anomaly = [False]
 
+NODE_SCOPES: list = []
+"""Context-manager factories ``scope(node)`` the engine enters around each node's
+backward while the list is non-empty: a generic hook (the profiler encloses the ops a
+node's formula runs in that node's scope) that costs one list check per node otherwise."""
+
 
 class Node:
     """Base class of graph nodes. Subclasses implement :meth:`apply`."""
