@@ -27,3 +27,17 @@ def test_tour_shows_plugins_and_a_dispatch_table(capsys):
     out = capsys.readouterr().out
     assert "cpu" in out and "enabled" in out and "CPU" in out and "kernel" in out
     assert "int32 tensor + 2.5     -> tensorplug.float32" in out
+
+
+def test_profile_flag_prints_top_ops_and_writes_a_trace(tmp_path, capsys):
+    import json
+    import tensorplug as tp
+    trace = tmp_path / "trace.json"
+    if not tp.plugins.is_enabled("profiler"):
+        with pytest.raises(SystemExit, match="tensorplug-profiler"):
+            demo.main(["--epochs", "1", "--profile", str(trace)])
+        return
+    assert demo.main(["--epochs", "1", "--profile", str(trace)]) == 0
+    out = capsys.readouterr().out
+    assert "Self CPU" in out and "# of Calls" in out and f"wrote a Chrome trace to {trace}" in out
+    assert json.loads(trace.read_text())["traceEvents"]

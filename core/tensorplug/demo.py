@@ -10,6 +10,7 @@ downloaded.
     tensorplug demo --save digits.safetensors
     tensorplug demo --load digits.safetensors   # evaluate a checkpoint
     tensorplug demo --tour                # tensors, views, promotion, plugins, dispatch
+    tensorplug demo --profile             # with tensorplug-profiler: top ops and a Chrome trace
 """
 
 from __future__ import annotations
@@ -154,6 +155,9 @@ def parser():
     ap.add_argument("--load", metavar="PATH", help="evaluate saved weights instead of training")
     ap.add_argument("--progress", action="store_true", help="show progress bars even when not on a terminal")
     ap.add_argument("--tour", action="store_true", help="show tensors, promotion, plugins and dispatch instead")
+    ap.add_argument("--profile", nargs="?", const="tensorplug-demo-trace.json", metavar="TRACE",
+                    help="profile the run (needs tensorplug-profiler): print the top ops, write a Chrome "
+                         "trace to TRACE (default tensorplug-demo-trace.json)")
     return ap
 
 
@@ -161,6 +165,17 @@ def main(argv=None):
     args = parser().parse_args(argv)
     if args.tour:
         tour()
+        return 0
+    if args.profile:
+        try:
+            profiler = tp.profiler  # provided by the tensorplug-profiler plugin
+        except AttributeError as e:
+            raise SystemExit(str(e)) from None
+        with profiler.profile(record_shapes=True) as prof:
+            train(args)
+        print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=15))
+        prof.export_chrome_trace(args.profile)
+        print(f"wrote a Chrome trace to {args.profile} (open it in ui.perfetto.dev or chrome://tracing)")
         return 0
     train(args)
     return 0
