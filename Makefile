@@ -4,7 +4,7 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-PLUGINS := plugins/cpu
+PLUGINS := plugins/cpu plugins/profiler
 STAMP  := $(VENV)/.installed-stamp
 PIP    := $(BIN)/python -m pip
 
@@ -29,6 +29,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/run.py
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/training.py
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/profiler_overhead.py
 
 clean:
 	rm -rf $(VENV) build core/*.egg-info plugins/*/*.egg-info

@@ -6,13 +6,15 @@ kernels built on ``as_strided``. On the CPU, numpy's own view operations are
 several times cheaper than rebuilding an array from storage metadata, and
 views (``weight.t()``, ``x[0]``, ``x.view(...)``) sit on every training step.
 Only ops whose numpy strides equal PyTorch's are here (numpy gives a new axis
-stride 0 where PyTorch computes one, so ``unsqueeze`` stays generic).
+stride 0 where PyTorch computes one, so ``unsqueeze`` is native only for
+C-contiguous inputs, where a reshape gives PyTorch's strides).
 """
 
 from __future__ import annotations
 
 from tensorplug.tensor import make_view
-from tensorplug.ops.views import view_strides, permute_dims, squeeze_dims, select_index, slice_bounds, _view_impl
+from tensorplug.ops.views import (view_strides, permute_dims, squeeze_dims, select_index, slice_bounds, _view_impl,
+                                  _unsqueeze_impl)
 
 _ALL = slice(None)
 
@@ -39,6 +41,15 @@ def squeeze(self, dim=None):
     return make_view(self, self._data.squeeze(squeeze_dims(self, dim)))
 
 
+def unsqueeze(self, dim):
+    a = self._data
+    if not a.flags.c_contiguous:
+        return _unsqueeze_impl(self, dim)
+    # reshaping a C-contiguous array gives the new axis PyTorch's stride (numpy's None index gives 0)
+    d = dim + a.ndim + 1 if dim < 0 else dim
+    return make_view(self, a.reshape(a.shape[:d] + (1,) + a.shape[d:]))
+
+
 def select(self, dim, index):
     d, i = select_index(self, dim, index)
     return make_view(self, self._data[(_ALL,) * d + (i, Ellipsis)])
@@ -51,5 +62,5 @@ def slice_(self, dim=0, start=None, end=None, step=1):
 
 KERNELS = {
     "view": view, "permute": permute, "alias": alias, "squeeze.dims": squeeze,
-    "select.int": select, "slice.Tensor": slice_,
+    "unsqueeze": unsqueeze, "select.int": select, "slice.Tensor": slice_,
 }
