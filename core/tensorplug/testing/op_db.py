@@ -2138,7 +2138,7 @@ _view("as_strided", _as_strided_ref,
 for _n in (1, 2, 3):
     _view(f"atleast_{_n}d", _atleast(_n),
           (("scalar", (), {}, ()), ("vector", (4,), {}, ()), ("matrix", (3, 4), _T, ()), ("3d", (2, 3, 4), _NC, ()),
-           ("zero_size", (0,), {}, ())))
+           ("zero_size", (0,), {}, ())), aten=("reshape",))  # a Python function over reshape
 _view("detach", _copy, (("matrix", (3, 4), {}, ()), ("stepped", (3, 5), _NC, ()), ("scalar", (), {}, ())),
       op=_method("detach"), supports_autograd=False, aten=())
 
