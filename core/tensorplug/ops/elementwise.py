@@ -1225,14 +1225,43 @@ def _(grad, self):
     return mul(grad, sinh(self))
 
 
+# tanh and sigmoid backward are ops of their own, as in PyTorch: a composite every backend gets,
+# which a backend may fuse into one kernel (the CPU does); a formula of their own keeps double backward.
+def _check_same_shape(grad_output, output):
+    if grad_output._shape != output._shape:
+        raise RuntimeError(f"grad_output and output must have the same shape, got {list(grad_output._shape)} "
+                           f"and {list(output._shape)}")
+
+
+tanh_backward = defop("tanh_backward(Tensor grad_output, Tensor output) -> Tensor", check=_check_same_shape,
+                      composite=lambda grad_output, output: mul(grad_output, rsub_scalar(mul(output, output), 1)))
+sigmoid_backward = defop("sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
+                         check=_check_same_shape,
+                         composite=lambda grad_output, output: mul(mul(grad_output, rsub_scalar(output, 1)), output))
+
+
+@derivative("tanh_backward")
+def _(grad, grad_output, output, needs_input_grad):
+    # g * (1 - y^2): d/dg = 1 - y^2, d/dy = -2 y g
+    return (tanh_backward(grad, output) if needs_input_grad[0] else None,
+            mul(grad, mul_scalar(mul(grad_output, output), -2)) if needs_input_grad[1] else None)
+
+
+@derivative("sigmoid_backward")
+def _(grad, grad_output, output, needs_input_grad):
+    # g * y * (1 - y): d/dg = y (1 - y), d/dy = g (1 - 2 y)
+    return (sigmoid_backward(grad, output) if needs_input_grad[0] else None,
+            mul(grad, mul(grad_output, rsub_scalar(mul_scalar(output, 2), 1))) if needs_input_grad[1] else None)
+
+
 @_with_inplace("tanh")
 def _(grad, result):
-    return mul(grad, rsub_scalar(mul(result, result), 1))
+    return tanh_backward(grad, result)
 
 
 @_with_inplace("sigmoid")
 def _(grad, result):
-    return mul(mul(grad, rsub_scalar(result, 1)), result)
+    return sigmoid_backward(grad, result)
 
 
 @_with_inplace("erf")
