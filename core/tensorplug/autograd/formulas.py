@@ -370,7 +370,11 @@ def make_autograd_kernel(info):
             metas.append(f"({v}._shape, {v}._dtype, {v}._device)")
     body = [f"def kernel(ks, {call}):" if call else "def kernel(ks):",
             f"    if not ({' or '.join(req) or 'False'}):",
-            f"        return _redispatch(ks{', ' + call if call else ''})"]
+            "        try:",
+            "            _k = _cache[ks]",
+            "        except KeyError:",
+            "            _k = op._resolve(ks)",
+            "        return _k(" + call + ")"]
     for p in info.write_positions:
         body.append(f"    _check_write({names[p]})")
     saved_pre = {}
@@ -420,7 +424,12 @@ def make_autograd_kernel(info):
             body.append(f"    _s{i} = ({v}, {v}._version)" + (f" if ({') and ('.join(conds)}) else None"
                                                                if conds else ""))
             saved_pre[i] = f"_s{i}"
-    body.append(f"    out = _redispatch(ks{', ' + call if call else ''})")
+    # the op's own cache, inline (what op.redispatch does, without its call)
+    body.append("    try:")
+    body.append("        _k = _cache[ks]")
+    body.append("    except KeyError:")
+    body.append("        _k = op._resolve(ks)")
+    body.append(f"    out = _k({call})")
     multi = info.n_outputs > 1
     if multi:
         body.append("    outs = out")
@@ -464,7 +473,7 @@ def make_autograd_kernel(info):
     for p in info.write_positions:
         body.append(f"    if {names[p]}._base is not None: _rebase(({names[p]}), node)")
     body.append("    return out")
-    ns = {"_redispatch": op.redispatch, "_any_req": _any_req, "_edge": _edge, "_opt_edge": _opt_edge,
+    ns = {"_redispatch": op.redispatch, "_cache": op.cache, "op": op, "_any_req": _any_req, "_edge": _edge, "_opt_edge": _opt_edge,
           "_meta": _meta, "_check_write": _check_write, "_snapshot": _snapshot, "_SavedOutput": SavedOutput,
           "_new": object.__new__, "_Node": info.node_class, "_next_seq": _seq.__next__, "_anomaly": _anomaly,
           "_format_stack": traceback.format_stack, "_set_history": _set_history, "_rebase": rebase_history,
