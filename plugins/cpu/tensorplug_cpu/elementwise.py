@@ -482,3 +482,22 @@ def _sigmoid_backward(g, y):
 
 KERNELS["tanh_backward"] = quiet(_fused_backward(_tanh_backward))
 KERNELS["sigmoid_backward"] = quiet(_fused_backward(_sigmoid_backward))
+
+
+_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def threshold_backward(grad_output, self, threshold):
+    """grad where self > threshold, else +0 (NaN in self passes the gradient, as in PyTorch):
+    the gradient's bits ANDed with a mask, one pass instead of a where()."""
+    d = grad_output._dtype
+    g = grad_output._data
+    u = _UINT.get(g.dtype.itemsize) if d.is_floating_point else None
+    if u is None:
+        return wrap(np.where(self._data <= threshold, np.zeros((), g.dtype), g), d)
+    keep = (self._data <= threshold).astype(u)
+    keep -= 1  # 0 where the gradient is dropped, all ones where it is kept
+    return wrap(np.bitwise_and(g.view(u), keep).view(g.dtype), d)
+
+
+KERNELS["threshold_backward"] = quiet(threshold_backward)
