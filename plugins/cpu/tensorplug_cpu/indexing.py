@@ -69,26 +69,30 @@ def gather(self, dim, index, sparse_grad=False):
     return wrap(out.reshape(index._shape), self._dtype)
 
 
-def scatter_(self, dim, index, src):
+def _scatter_operands(self, dim, index, src):
+    """(target array, index array, dim, the src block the index covers), or None for an empty index."""
     idx = _as_1d(index._data)
     if not idx.size:
-        return self
+        return None
     a = _as_1d(self._data)
     dim %= a.ndim
     _check_dim_index(idx, dim, a.shape[dim])
-    values = _as_1d(src._data)[tuple(slice(0, s) for s in idx.shape)]
-    np.put_along_axis(_leading(a, idx.shape, dim), idx, values, dim)
+    return a, idx, dim, _as_1d(src._data)[tuple(slice(0, s) for s in idx.shape)]
+
+
+def scatter_(self, dim, index, src):
+    ops = _scatter_operands(self, dim, index, src)
+    if ops is not None:
+        a, idx, dim, values = ops
+        np.put_along_axis(_leading(a, idx.shape, dim), idx, values, dim)
     return self
 
 
 def scatter_add_(self, dim, index, src):
-    idx = _as_1d(index._data)
-    if not idx.size:
+    ops = _scatter_operands(self, dim, index, src)
+    if ops is None:
         return self
-    a = _as_1d(self._data)
-    dim %= a.ndim
-    _check_dim_index(idx, dim, a.shape[dim])
-    values = _as_1d(src._data)[tuple(slice(0, s) for s in idx.shape)]
+    a, idx, dim, values = ops
     # full coordinates of every index element: its own position, except ``index`` along ``dim``
     key = tuple(idx if d == dim else np.arange(s).reshape([-1 if e == d else 1 for e in range(idx.ndim)])
                 for d, s in enumerate(idx.shape))
