@@ -32,7 +32,7 @@ import traceback
 from ..dispatch.keys import Autograd
 from ..dispatch import dispatcher as _d
 from ..dispatch.dispatcher import _tls
-from ..tensor import make_tensor as _make_tensor
+from ..tensor import Tensor, make_tensor as _make_tensor
 from .graph import Node, gradient_edge, _seq, _anomaly, _type_name
 from .views import check_view_inplace, rebase_history
 
@@ -72,13 +72,33 @@ class SavedOutput:
     __slots__ = ("data", "storage", "version", "dtype", "device", "ks", "output_nr", "requires_grad")
 
     def __init__(self, t, output_nr, differentiable=True):
-        st = t._get_storage()
-        self.data, self.storage, self.version = t._data, st, st.version
+        alias = getattr(t, "_alias_without_history", None) if t.__class__ is not Tensor else None
+        if alias is not None:
+            # a transform's wrapper (vmap's batched tensor) has no native array of its own: keep an
+            # alias of it without history (storage None marks this kind)
+            self.data, self.storage, self.version = alias(), None, t._version
+        else:
+            st = t._get_storage()
+            self.data, self.storage, self.version = t._data, st, st.version
         self.dtype, self.device, self.ks, self.output_nr = t._dtype, t._device, t._ks, output_nr
         # saved before the output's history is set: it will have this node as grad_fn iff floating
         self.requires_grad = differentiable and t._dtype.is_floating_point
 
+    def _unpack_alias(self, node):
+        a = self.data
+        if a._version != self.version:
+            raise _modified_error(a, self.version, f"output {self.output_nr} of {node.name()}")
+        out = a._alias_without_history()
+        if self.requires_grad and not (_tls.exclude & _BIT):
+            out._ks |= _BIT
+            out._requires_grad = True
+            out._grad_fn = node
+            out._output_nr = self.output_nr
+        return out
+
     def unpack(self, node):
+        if self.storage is None:
+            return self._unpack_alias(node)
         if self.storage.version != self.version:
             out = _make_tensor(self.data, self.dtype, self.device, self.ks & ~_BIT)
             out._storage = self.storage

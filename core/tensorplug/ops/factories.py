@@ -225,28 +225,35 @@ def _like(t, dtype, device):
     return t.shape, dtype or t.dtype, _dev(device) if device is not None else t.device
 
 
+def _like_of(input, out):
+    """``out`` as the ``*_like`` result for ``input``: a transform's tensor subclass (vmap's batched
+    tensors) turns the per-example result into one of its own kind, so writes into it stay per example."""
+    hook = getattr(input.__class__, "_batched_like", None)
+    return out if hook is None else hook(input, out)
+
+
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """An uninitialised tensor with the shape (and by default dtype, device) of ``input``."""
     s, d, dev = _like(input, dtype, device)
-    return _finish(_mem.empty(s, dtype=d, device=dev), requires_grad)
+    return _finish(_like_of(input, _mem.empty(s, dtype=d, device=dev)), requires_grad)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """Zeros with the shape (and by default dtype, device) of ``input``."""
     s, d, dev = _like(input, dtype, device)
-    return _finish(_mem.full(s, 0, dtype=d, device=dev), requires_grad)
+    return _finish(_like_of(input, _mem.full(s, 0, dtype=d, device=dev)), requires_grad)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """Ones with the shape (and by default dtype, device) of ``input``."""
     s, d, dev = _like(input, dtype, device)
-    return _finish(_mem.full(s, 1, dtype=d, device=dev), requires_grad)
+    return _finish(_like_of(input, _mem.full(s, 1, dtype=d, device=dev)), requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """``fill_value`` everywhere, with the shape (and by default dtype, device) of ``input``."""
     s, d, dev = _like(input, dtype, device)
-    return _finish(_mem.full(s, fill_value, dtype=d, device=dev), requires_grad)
+    return _finish(_like_of(input, _mem.full(s, fill_value, dtype=d, device=dev)), requires_grad)
 
 
 def _num(x):

@@ -395,8 +395,8 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
 
 
 def _like(input, dtype, device):
-    return _mem.empty(input._shape, dtype=dtype or input._dtype,
-                      device=input._device if device is None else _f._dev(device))
+    return _f._like_of(input, _mem.empty(input._shape, dtype=dtype or input._dtype,
+                                         device=input._device if device is None else _f._dev(device)))
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, generator=None):

@@ -1,0 +1,53 @@
+"""tensorplug-vmap: auto-vectorization under a ``Batched`` dispatch key.
+
+The plugin declares the ``Batched`` functionality key (priority 20: below
+Autograd, above Dense; see docs/vmap.md for why), a kernel per op with a
+batching rule (rules.py), a boxed loop-and-stack fallback for the rest, and
+``tensorplug.vmap``. ``tensorplug.func.vmap``, ``jacrev`` and ``hessian``
+build on it.
+"""
+
+from __future__ import annotations
+
+import tensorplug
+from tensorplug.dispatch import FunctionalityKey
+from tensorplug.dispatch.dispatcher import lookup_op
+
+from . import batched
+from .api import vmap, register_batching_rule
+from .batched import BatchedTensor, is_batched
+from .kernel import fallback, make_kernel
+from .rules import RULES
+
+__version__ = "0.1.0"
+
+
+@tensorplug.hookimpl
+def tensorplug_functionality_keys():
+    key = FunctionalityKey(batched.KEY_NAME, batched.PRIORITY, composite=True)
+    batched._BIT[0] = key.bit
+    return [key]
+
+
+@tensorplug.hookimpl
+def tensorplug_register_kernels(library):
+    lib = library("tensorplug", "IMPL")
+    for name, rule in RULES.items():
+        op = lookup_op(f"tensorplug::{name}")
+        lib.impl(op, make_kernel(op, rule), batched.KEY_NAME)
+    lib.fallback(fallback, batched.KEY_NAME)
+
+
+@tensorplug.hookimpl
+def tensorplug_namespace():
+    return {"vmap": vmap}
+
+
+@tensorplug.hookimpl
+def tensorplug_conformance():
+    from .conformance import register, XFAIL
+    register()
+    return {"transform": "vmap", "backend": "cpu", "xfail": dict(XFAIL)}
+
+
+__all__ = ["vmap", "register_batching_rule", "BatchedTensor", "is_batched"]

@@ -1,0 +1,159 @@
+"""The Batched key's kernels: one per op with a rule, and the slow loop-and-stack fallback.
+
+Every kernel peels off one vmap level, the highest among its arguments:
+wrappers of that level are replaced by their values, everything else
+(plain tensors, wrappers of lower levels) is unbatched at this level. The
+rule then calls ops on the values through the full dispatcher, so lower
+levels, autograd of the values and the backends handle them in turn; the
+results are wrapped again at the same level.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from .batched import BatchedTensor, LEVELS, VmapLevel, wrap
+from .rules import inplace_error
+
+_WARNED: set = set()
+
+
+def _context(level, vals, bdims):
+    if level <= len(LEVELS):
+        return LEVELS[level - 1]
+    # a batched tensor kept past its vmap call: its own value still knows the batch size
+    for v, b in zip(vals, bdims):
+        if b is not None and not isinstance(b, list):
+            return VmapLevel(level, v._shape[b], "error")
+    raise RuntimeError("vmap: a batched tensor was used after its vmap call returned")
+
+
+def _rewrap(res, bd, level):
+    if bd is None:
+        return res
+    if isinstance(bd, tuple):
+        return tuple(_rewrap(r, b, level) for r, b in zip(res, bd))
+    return wrap(res, bd, level)
+
+
+def _tensor_args(op):
+    args = op.schema.arguments
+    single = tuple(i for i, a in enumerate(args) if a.type == "Tensor" and not a.is_list)
+    lists = tuple(i for i, a in enumerate(args) if a.type == "Tensor" and a.is_list)
+    return single, lists, bool(args) and args[0].is_write
+
+
+def _unwrap(args, single, lists):
+    """(level, vals, bdims) for the highest level among ``args``."""
+    level = 0
+    for i in single:
+        t = args[i]
+        if t.__class__ is BatchedTensor and t._level > level:
+            level = t._level
+    for i in lists:
+        for t in args[i]:
+            if t.__class__ is BatchedTensor and t._level > level:
+                level = t._level
+    vals = list(args)
+    bdims = [None] * len(args)
+    for i in single:
+        t = args[i]
+        if t.__class__ is BatchedTensor and t._level == level:
+            vals[i] = t._value
+            bdims[i] = t._bdim
+    for i in lists:
+        lv, lb = [], []
+        for t in args[i]:
+            if t.__class__ is BatchedTensor and t._level == level:
+                lv.append(t._value)
+                lb.append(t._bdim)
+            else:
+                lv.append(t)
+                lb.append(None)
+        vals[i] = lv
+        bdims[i] = lb
+    return level, vals, bdims
+
+
+def make_kernel(op, rule):
+    """The Batched kernel of ``op`` running ``rule`` (see rules.py for the rule's contract)."""
+    single, lists, inplace = _tensor_args(op)
+
+    if not lists and len(single) == 1 and not inplace:
+        p = single[0]
+
+        def kernel(*args):
+            t = args[p]
+            vals = list(args)
+            vals[p] = t._value
+            bdims = [None] * len(args)
+            bdims[p] = t._bdim
+            level = t._level
+            ctx = LEVELS[level - 1] if level <= len(LEVELS) else _context(level, vals, bdims)
+            out = rule(ctx, op, vals, bdims, args)
+            if out is None:
+                return loop(op, args, single, lists, inplace, level, vals, bdims, ctx)
+            res, bd = out
+            if bd is None:
+                return res
+            if bd.__class__ is int:
+                return wrap(res, bd, level)
+            return _rewrap(res, bd, level)
+    else:
+        def kernel(*args):
+            level, vals, bdims = _unwrap(args, single, lists)
+            ctx = LEVELS[level - 1] if level <= len(LEVELS) else _context(level, vals, bdims)
+            out = rule(ctx, op, vals, bdims, args)
+            if out is None:
+                return loop(op, args, single, lists, inplace, level, vals, bdims, ctx)
+            if inplace:
+                return args[0]
+            res, bd = out
+            if bd.__class__ is int:
+                return wrap(res, bd, level)
+            return _rewrap(res, bd, level)
+    kernel.__name__ = f"batched_{op.name}"
+    return kernel
+
+
+# --------------------------------------------------------------------------
+# The slow path
+# --------------------------------------------------------------------------
+FALLBACK_WARNING = ("There is a performance drop because we have not yet implemented the batching rule for {op}. "
+                    "Please file us an issue on GitHub so that we can prioritize its implementation.")
+
+
+def _select(v, bd, i):
+    return v.select(bd, i) if bd is not None else v
+
+
+def loop(op, args, single, lists, inplace, level, vals, bdims, ctx):
+    """Run ``op`` once per example and stack the results along dim 0."""
+    if inplace and bdims[0] is None and any(b is not None for b in bdims[1:] if not isinstance(b, list)):
+        raise inplace_error(op)
+    results = []
+    for k in range(ctx.size):
+        ex = list(vals)
+        for i in single:
+            ex[i] = _select(vals[i], bdims[i], k)
+        for i in lists:
+            ex[i] = [_select(v, b, k) if v is not None else None for v, b in zip(vals[i], bdims[i])]
+        results.append(op.positional(*ex))
+    if inplace:
+        return args[0]
+    from tensorplug.ops.composite import stack
+    first = results[0]
+    if isinstance(first, (tuple, list)):
+        return type(first)(wrap(stack([r[j] for r in results]), 0, level) for j in range(len(first)))
+    return wrap(stack(results), 0, level)
+
+
+def fallback(op, ks, *args):
+    """The Batched key's boxed fallback: warn once per op, then loop over the examples."""
+    if op.qualname not in _WARNED:
+        _WARNED.add(op.qualname)
+        warnings.warn(FALLBACK_WARNING.format(op=op.qualname), UserWarning, stacklevel=3)
+    single, lists, inplace = _tensor_args(op)
+    level, vals, bdims = _unwrap(args, single, lists)
+    ctx = LEVELS[level - 1] if level <= len(LEVELS) else _context(level, vals, bdims)
+    return loop(op, args, single, lists, inplace, level, vals, bdims, ctx)
