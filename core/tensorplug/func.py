@@ -5,8 +5,11 @@ history (an outer ``grad`` is differentiating through this one) stay
 connected through an alias, and the inner gradient is computed with
 ``create_graph=True``, so ``grad(grad(f))`` gives second derivatives.
 Inputs without history are detached fresh leaves, and the result is detached.
-Transform plugins (vmap) add ``tensorplug.func.vmap`` etc. through their
-namespace hook.
+
+``vmap`` comes from the tensorplug-vmap plugin: ``tensorplug.func.vmap`` is
+``tensorplug.vmap`` while the plugin is enabled and raises the plugin's
+"not enabled" error otherwise. ``jacrev`` and ``hessian`` (vmap over vjp)
+live here and look vmap up when called, so they need the plugin only then.
 """
 
 from __future__ import annotations
@@ -14,13 +17,17 @@ from __future__ import annotations
 from .autograd import grad as _autograd_grad
 from .autograd.grad_mode import enable_grad
 
-__all__ = ["grad", "grad_and_value", "vjp"]
+__all__ = ["grad", "grad_and_value", "vjp", "jacrev", "hessian", "vmap"]
 
 
 def _prepare(x):
     from .tensor import Tensor
     if not isinstance(x, Tensor):
         raise TypeError(f"expected a Tensor argument to differentiate, got {type(x).__name__}")
+    leaf = getattr(x, "_grad_leaf", None)
+    if leaf is not None:
+        # a transform's wrapper (grad inside vmap) becomes a leaf at its own level only
+        return leaf()
     if x.requires_grad:
         return x.view_as(x), True
     return x.detach().requires_grad_(True), False
@@ -109,3 +116,43 @@ def vjp(func, *primals, has_aux=False):
 
     result = out if connected else (tuple(o.detach() for o in outs) if isinstance(out, tuple) else out.detach())
     return (result, vjp_fn, aux) if has_aux else (result, vjp_fn)
+
+
+def __getattr__(name):
+    if name == "vmap":
+        import tensorplug
+        return tensorplug.vmap  # the plugin's function, or the error saying how to enable it
+    raise AttributeError(f"module 'tensorplug.func' has no attribute {name!r}")
+
+
+def jacrev(func, argnums=0):
+    """The Jacobian of ``func`` with respect to argument(s) ``argnums``, by reverse mode.
+
+    One vjp, then vmap of its backward over the rows of the identity: the
+    result has shape ``output.shape + input.shape`` (a tuple of those for a
+    tuple ``argnums``). Needs the tensorplug-vmap plugin.
+    """
+    def wrapper(*args):
+        from .ops.factories import eye
+        import tensorplug
+        vmap = tensorplug.vmap
+        nums = _nums(argnums, len(args))
+
+        def partial(*diff):
+            full = list(args)
+            for i, d in zip(nums, diff):
+                full[i] = d
+            return func(*full)
+
+        out, vjp_fn = vjp(partial, *(args[i] for i in nums))
+        n = out.numel()
+        basis = eye(n, dtype=out.dtype, device=out.device).view((n,) + out.shape)
+        rows = vmap(vjp_fn)(basis)
+        jac = tuple(r.view(out.shape + args[i].shape) for r, i in zip(rows, nums))
+        return jac[0] if isinstance(argnums, int) else jac
+    return wrapper
+
+
+def hessian(func, argnums=0):
+    """The Hessian of scalar-valued ``func``: ``jacrev(jacrev(func))``. Needs the tensorplug-vmap plugin."""
+    return jacrev(jacrev(func, argnums), argnums)

@@ -168,6 +168,9 @@ def detach(self):
 
     As in PyTorch the result is not reported as a view (``_base`` is None).
     """
+    own = getattr(self.__class__, "_detach", None)
+    if own is not None:
+        return own(self)  # a transform's wrapper (vmap's batched tensor) detaches what it wraps
     # not the alias op: that one is recorded by autograd, and a detached tensor has no history
     out = make_view(self, self._data)
     out.__dict__.pop("_base", None)

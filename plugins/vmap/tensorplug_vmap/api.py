@@ -15,7 +15,7 @@ _RANDOMNESS = ("error", "different", "same")
 # Pytrees: tuples, lists and dicts of leaves
 # --------------------------------------------------------------------------
 def _flatten(tree, path, leaves, paths):
-    if isinstance(tree, (tuple, list)) and not hasattr(tree, "_fields"):
+    if isinstance(tree, (tuple, list)):
         return (type(tree), tuple(_flatten(x, f"{path}[{i}]", leaves, paths) for i, x in enumerate(tree)))
     if isinstance(tree, dict):
         keys = list(tree)
@@ -41,6 +41,8 @@ def unflatten(spec, leaves):
             return next(it)
         if s[0] is dict:
             return {k: build(c) for k, c in zip(s[1], s[2])}
+        if hasattr(s[0], "_fields"):  # a named tuple (max's values and indices)
+            return s[0](*(build(c) for c in s[1]))
         return s[0](build(c) for c in s[1])
     return build(spec)
 

@@ -106,8 +106,8 @@ class BatchedTensor(Tensor):
     def __dlpack__(self, stream=None, **kwargs):
         raise _no_data("__dlpack__")
 
-    def detach(self):
-        """The same examples without autograd history (at every level)."""
+    def _detach(self):
+        """The same examples without autograd history (at every level); what ``detach()`` returns."""
         return wrap(self._value.detach(), self._bdim, self._level)
 
     def _alias_without_history(self):

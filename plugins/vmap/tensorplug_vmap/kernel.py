@@ -13,7 +13,7 @@ from __future__ import annotations
 import warnings
 
 from .batched import BatchedTensor, LEVELS, VmapLevel, wrap
-from .rules import inplace_error
+from .rules import LOGICAL, inplace_error
 
 _WARNED: set = set()
 
@@ -94,7 +94,7 @@ def make_kernel(op, rule):
             if out is None:
                 return loop(op, args, single, lists, inplace, level, vals, bdims, ctx)
             res, bd = out
-            if bd is None:
+            if bd is None or bd is LOGICAL:
                 return res
             if bd.__class__ is int:
                 return wrap(res, bd, level)
@@ -111,6 +111,8 @@ def make_kernel(op, rule):
             res, bd = out
             if bd.__class__ is int:
                 return wrap(res, bd, level)
+            if bd is LOGICAL:
+                return res
             return _rewrap(res, bd, level)
     kernel.__name__ = f"batched_{op.name}"
     return kernel

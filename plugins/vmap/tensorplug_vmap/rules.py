@@ -143,6 +143,16 @@ def broadcasting(positions, promote=None, inplace=False):
     return rule
 
 
+def same_shape(positions):
+    """Ops whose tensors must have equal shapes (fused backward kernels): every one batched in front."""
+    def rule(ctx, op, vals, bdims, args):
+        out = list(vals)
+        for i in positions:
+            out[i] = expand_front(vals[i], bdims[i], ctx.size)
+        return op.positional(*out), 0
+    return rule
+
+
 # --------------------------------------------------------------------------
 # Dims: reductions and dim-taking ops
 # --------------------------------------------------------------------------
@@ -388,6 +398,41 @@ def cat_rule(ctx, op, vals, bdims, args):
     return op.positional(parts, d + 1), 0
 
 
+_bcast_inplace = broadcasting((0, 1), inplace=True)
+
+
+def masked_fill_rule(ctx, op, vals, bdims, args):
+    """masked_fill_ takes a 0-dim value; a batched one (one value per example) becomes a where + copy_."""
+    if bdims[2] is None:
+        return _bcast_inplace(ctx, op, vals, bdims, args)
+    if bdims[0] is None:
+        raise inplace_error(op)
+    s = front(vals[0], bdims[0])
+    n = len(s._shape) - 1
+    m = vals[1]
+    if bdims[1] is not None:
+        m = front(m, bdims[1])
+        m = pad(m, n - (len(m._shape) - 1))
+    v = pad(_to_copy(front(vals[2], bdims[2]), s._dtype, None, False), n)
+    _entry("copy_")(s, _entry("where.self")(m, v, s), False)
+    return None, None
+
+
+LOGICAL = "logical"
+"""An out_bdims value: the result is already a tensor of this level (the kernel returns it as is)."""
+
+
+def out_of_place_update(ctx, op, vals, bdims, args):
+    """scatter/index_put/masked_fill (composites: clone, then update in place) with batched updates of an
+    unbatched ``self``: ``self`` is batched first, so the in-place step has somewhere to write them."""
+    decompose = op.table[("CompositeImplicitAutograd", None)].kernel
+    if bdims[0] is None:
+        from .batched import wrap
+        args = list(args)
+        args[0] = wrap(expand_front(vals[0], None, ctx.size), 0, ctx.level)
+    return decompose(*args), LOGICAL
+
+
 # --------------------------------------------------------------------------
 # Random
 # --------------------------------------------------------------------------
@@ -454,13 +499,13 @@ for _n in _BINARY_PROMOTING:
 for _n in _BINARY_INPLACE:
     RULES[_n] = broadcasting((0, 1), inplace=True)
 RULES.update({
-    "sigmoid_backward": broadcasting((0, 1)),
-    "tanh_backward": broadcasting((0, 1)),
-    "threshold_backward": broadcasting((0, 1)),
+    "sigmoid_backward": same_shape((0, 1)),
+    "tanh_backward": same_shape((0, 1)),
+    "threshold_backward": same_shape((0, 1)),
     "where.self": broadcasting((0, 1, 2), promote=(1, 2)),
     "clamp.Tensor": broadcasting((0, 1, 2), promote=(0, 1, 2)),
     "clamp_.Tensor": broadcasting((0, 1, 2), inplace=True),
-    "masked_fill_.Tensor": broadcasting((0, 1, 2), inplace=True),
+    "masked_fill_.Tensor": masked_fill_rule,
     "sum.dim_IntList": reduction(),
     "amax": reduction(),
     "amin": reduction(),
@@ -490,6 +535,12 @@ RULES.update({
     "index_select": index_select_rule,
     "index.Tensor": index_rule,
     "cat": cat_rule,
+    "scatter.src": out_of_place_update,
+    "scatter.value": out_of_place_update,
+    "scatter_add": out_of_place_update,
+    "index_put": out_of_place_update,
+    "masked_fill.Tensor": out_of_place_update,
+    "masked_fill.Scalar": out_of_place_update,
     "uniform_": random_inplace,
     "normal_": random_inplace,
     "random_.from": random_inplace,
