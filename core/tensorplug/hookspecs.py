@@ -44,7 +44,8 @@ def tensorplug_functionality_keys():
     Return a list of :class:`tensorplug.dispatch.FunctionalityKey`. The
     priority (0..63, unique) decides the key's place: higher runs first. The
     core holds Dense (8) and Autograd (24); conventions: Quantized 16,
-    Autocast 32, Batched 48, Profiler 60. ``per_backend=True`` makes runtime
+    Autocast 32, Batched 20 (below Autograd, so
+    ``grad`` inside ``vmap`` records on batched tensors; docs/vmap.md), Profiler 60. ``per_backend=True`` makes runtime
     keys per backend (``AutocastCPU``); ``composite=True`` lets
     CompositeImplicitAutograd kernels fill the key.
 
@@ -53,7 +54,7 @@ def tensorplug_functionality_keys():
         @tensorplug.hookimpl
         def tensorplug_functionality_keys():
             from tensorplug.dispatch import FunctionalityKey
-            return [FunctionalityKey("Logging", priority=20)]
+            return [FunctionalityKey("Logging", priority=12)]
     """
 
 

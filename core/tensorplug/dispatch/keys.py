@@ -8,7 +8,7 @@ A key set is a plain Python ``int`` used as a bitset:
   (``0 <= p < MAX_PRIORITY``); the highest functionality bit wins.
 
 The core owns ``Dense`` (priority 8) and ``Autograd`` (priority 24). Plugins
-declare further keys with a free priority (the profiler 60, vmap's Batched 48,
+declare further keys with a free priority (the profiler 60, vmap's Batched 20,
 Autocast 32, Quantized 16 by convention). Because a key's bit is derived from
 its priority, bits never move when a plugin is enabled later, so the key sets
 stored on live tensors stay valid.
