@@ -9,16 +9,16 @@ from tensorplug.func import grad, hessian, jacrev
 torch = pytest.importorskip("torch")
 
 
-def _loss(lib, w1, b1, w2, x, t):
+def _loss(w1, b1, w2, x, t):
     return (((x @ w1.t() + b1).tanh() @ w2.t() - t) ** 2).sum()
 
 
 def test_per_sample_grads_jacrev_hessian_match_torch_func():
     rng = np.random.default_rng(0)
     arrays = [rng.standard_normal(s) for s in ((5, 3), (5,), (2, 5), (4, 3), (4, 2))]
-    ours = tp.vmap(grad(lambda *a: _loss(tp, *a), argnums=(0, 1, 2)), in_dims=(None, None, None, 0, 0))(
+    ours = tp.vmap(grad(_loss, argnums=(0, 1, 2)), in_dims=(None, None, None, 0, 0))(
         *[tp.from_numpy(a) for a in arrays])
-    theirs = torch.func.vmap(torch.func.grad(lambda *a: _loss(torch, *a), argnums=(0, 1, 2)),
+    theirs = torch.func.vmap(torch.func.grad(_loss, argnums=(0, 1, 2)),
                              in_dims=(None, None, None, 0, 0))(*[torch.from_numpy(a) for a in arrays])
     for o, t in zip(ours, theirs):
         np.testing.assert_allclose(o.numpy(), t.numpy(), rtol=1e-10, atol=1e-12)
