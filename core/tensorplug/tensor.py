@@ -233,6 +233,14 @@ class Tensor:
         """Values as a numpy array, from any device (copying if needed)."""
         return BACKENDS[self._device.type].to_numpy(self._data)
 
+    def _check_values(self):
+        """Host values for argument checks only (bounds, signs), never for results.
+
+        A transform's wrapper returns every element it stands for (a vmap batched
+        tensor: all examples, batch dimensions first), so a check sees each example.
+        """
+        return self._host()
+
     def tolist(self):
         """The values as (nested) Python lists of Python numbers."""
         return self._host().tolist()

@@ -76,7 +76,7 @@ def _check_index(self, indices):
                              + ", ".join(str(list(s)) for s in shapes)) from None
     for t, d in bounds:
         if t.numel():
-            _check_bounds(t._host(), d, shape[d])
+            _check_bounds(t._check_values(), d, shape[d])
 
 
 def _check_bounds(values, dim, size):

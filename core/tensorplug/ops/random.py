@@ -232,7 +232,7 @@ def _check_bernoulli_p(self, p=0.5, generator=None):
 def _check_bernoulli(self, generator=None):
     _check_generator("bernoulli", self, generator)
     _require_float("bernoulli", self._dtype)
-    a = self._host()
+    a = self._check_values()
     if a.size and not np.all((a >= 0) & (a <= 1)):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
 
@@ -283,7 +283,7 @@ def _check_multinomial(self, num_samples, replacement=False, generator=None):
     n = self._shape[-1]
     if not replacement and num_samples > n:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-    a = self._host().astype(np.float64)
+    a = self._check_values().astype(np.float64)
     if a.size:
         if not np.all(np.isfinite(a) & (a >= 0)):
             raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
@@ -339,7 +339,7 @@ def _bernoulli_method(self, p=None, *, generator=None):
     """0/1 draws shaped like ``self``: probability ``self`` elementwise, or ``p`` if given."""
     if p is None:
         return bernoulli(self, generator=generator)
-    return bernoulli_(_mem.empty(self._shape, dtype=self._dtype, device=self._device), p, generator=generator)
+    return bernoulli_(_like(self, None, None), p, generator=generator)
 
 
 def _bernoulli_fn(input, p=None, *, generator=None):
@@ -355,8 +355,19 @@ public("multinomial", multinomial)
 
 
 # -- factories ----------------------------------------------------------------------------
+DRAW_TARGET_HOOK = None
+"""Set by a transform while it is active (vmap): ``hook(t)`` receives the fresh plain tensor a
+random factory is about to draw into and returns the tensor to draw into instead (vmap batches
+it under ``randomness="different"`` and raises under ``"error"``). None otherwise: one global read."""
+
+
+def _target(t):
+    hook = DRAW_TARGET_HOOK
+    return t if hook is None or t.__class__ is not Tensor else hook(t)
+
+
 def _new(size, dtype, device):
-    return _mem.empty(size, dtype=dtype or _dt.get_default_dtype(), device=_f._dev(device))
+    return _target(_mem.empty(size, dtype=dtype or _dt.get_default_dtype(), device=_f._dev(device)))
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -389,14 +400,14 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"randint(): argument 'size' must be tuple of ints, not {type(size).__name__}")
     low, high = _int_arg("low", 1, low), _int_arg("high", 2, high)
-    out = _random_from_positional(_mem.empty(_f._size((size,)), dtype=dtype or _dt.int64, device=_f._dev(device)),
-                                  low, high, generator)
+    out = _random_from_positional(_target(_mem.empty(_f._size((size,)), dtype=dtype or _dt.int64,
+                                                     device=_f._dev(device))), low, high, generator)
     return _f._finish(out, requires_grad)
 
 
 def _like(input, dtype, device):
-    return _f._like_of(input, _mem.empty(input._shape, dtype=dtype or input._dtype,
-                                         device=input._device if device is None else _f._dev(device)))
+    return _target(_f._like_of(input, _mem.empty(input._shape, dtype=dtype or input._dtype,
+                                                 device=input._device if device is None else _f._dev(device))))
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, generator=None):
@@ -434,15 +445,17 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
         out = normal_(_new(_f._size((size,)), dtype, device), float(mean), float(std), generator=generator)
         return _f._finish(out, requires_grad)
     if ts:
-        s = std._host()
+        s = std._check_values()
         if s.size and not np.all(s >= 0):
             raise RuntimeError("normal expects all elements of std >= 0.0")
     elif not std >= 0.0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_fmt(std)}")
     # like PyTorch, the result takes mean's dtype (std's when mean is a number)
     ref = mean if tm else std
-    shape = broadcast_shapes(mean._shape, std._shape) if tm and ts else ref._shape
-    out = normal_(_mem.empty(shape, dtype=ref._dtype, device=ref._device), 0.0, 1.0, generator=generator)
+    if tm and ts and (mean._shape != std._shape or mean.__class__ is not std.__class__):
+        # broadcast both ways through an op, so a transform's wrapper (vmap) on either side carries over
+        ref = (mean + std).to(mean._dtype)
+    out = normal_(_like(ref, None, None), 0.0, 1.0, generator=generator)
     return _f._finish(out.mul_(std).add_(mean), requires_grad)
 
 

@@ -6,7 +6,10 @@ import functools
 
 from tensorplug.tensor import Tensor
 
-from .batched import LEVELS, BatchedTensor, VmapLevel, is_batched, wrap
+from tensorplug.ops import random as _random
+
+from .batched import STATE, BatchedTensor, VmapLevel, is_batched, wrap
+from .rules import RANDOM_ERROR
 
 _RANDOMNESS = ("error", "different", "same")
 
@@ -45,6 +48,28 @@ def unflatten(spec, leaves):
             return s[0](*(build(c) for c in s[1]))
         return s[0](build(c) for c in s[1])
     return build(spec)
+
+
+def draw_target(t):
+    """What a random factory (``randn``, ``rand_like`` of an unbatched tensor, ...) draws into inside vmap.
+
+    Under ``randomness="error"`` at any active level it raises; every ``"different"`` level
+    batches the fresh tensor (one physical dimension per level, outermost first) so each example
+    draws its own values; ``"same"`` levels leave it shared.
+    """
+    levels = []
+    for lvl in STATE.levels:
+        if lvl.randomness == "error":
+            raise RuntimeError(RANDOM_ERROR)
+        if lvl.randomness == "different":
+            levels.append(lvl)
+    if not levels:
+        return t
+    from tensorplug.ops.memory import empty
+    phys = empty(tuple(lvl.size for lvl in levels) + t._shape, dtype=t._dtype, device=t._device)
+    for lvl in levels:
+        phys = wrap(phys, 0, lvl.level)
+    return phys
 
 
 def _spec_str(spec):
@@ -157,13 +182,16 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         return _run(leaves, dims, spec, size, kwargs)
 
     def _run(leaves, dims, spec, size, kwargs):
-        level = len(LEVELS) + 1
-        LEVELS.append(VmapLevel(level, size, randomness))
+        levels = STATE.levels
+        level = len(levels) + 1
+        levels.append(VmapLevel(level, size, randomness))
+        # stays installed: other threads may be inside vmap, and it returns its argument where none is
+        _random.DRAW_TARGET_HOOK = draw_target
         try:
             batched = [wrap(x, d, level) if d is not None else x for x, d in zip(leaves, dims)]
             out = func(*unflatten(spec, batched), **kwargs)
         finally:
-            LEVELS.pop()
+            levels.pop()
         return _unwrap_outputs(out, level, size)
 
     def _chunked(leaves, dims, spec, size, kwargs):

@@ -13,6 +13,8 @@ The value may itself be a batched tensor of a lower level (nested vmap).
 
 from __future__ import annotations
 
+import threading
+
 from tensorplug.dispatch.keys import Autograd
 from tensorplug.tensor import Tensor, _is_contiguous
 
@@ -34,8 +36,13 @@ class VmapLevel:
         self.level, self.size, self.randomness = level, size, randomness
 
 
-LEVELS: list = []
-"""The vmap levels active on this thread, outermost first (``LEVELS[i].level == i + 1``)."""
+class _ThreadState(threading.local):
+    def __init__(self):
+        self.levels = []
+
+
+STATE = _ThreadState()
+"""``STATE.levels``: the vmap levels active on this thread, outermost first (``levels[i].level == i + 1``)."""
 
 
 def _no_data(what):
@@ -87,6 +94,12 @@ class BatchedTensor(Tensor):
 
     def _host(self):
         raise _no_data("the host copy of the values")
+
+    def _check_values(self):
+        """Every example's values for the core's argument checks: batch dimensions first, then one example."""
+        import numpy as np
+        v = self._value._check_values()
+        return np.moveaxis(v, v.ndim - self._value.dim() + self._bdim, 0)
 
     def tolist(self):
         raise _no_data("tolist()")

@@ -26,12 +26,8 @@ COMBOS = 2  # in_dims combinations per sample, besides "everything batched at 0"
 XFAIL = {
     "allclose": "returns a Python bool computed from the data (.item()): data-dependent, cannot be vmapped",
     "one_hot": "num_classes=-1 reads the largest index (.item()): a data-dependent output shape",
-    "__getitem__": "the core's getitem checks tensor indices' bounds on their host values, which a batched "
-                   "index cannot give per example",
-    "multinomial": "the core checks the probabilities on their host values, which batched ones cannot give",
-    "bernoulli": "bernoulli(input, p) draws into a fresh unbatched tensor (the core allocates it from the "
-                 "per-example shape), so a batched p is an in-place write of batched values into it",
-    "normal": "normal(mean, std) with tensor arguments draws into a fresh unbatched tensor, as bernoulli(p)",
+    "__getitem__": "its samples include boolean masks, whose result shape depends on the data (an error in "
+                   "PyTorch's vmap too); batched integer indices are tested in test_vmap.py",
     "nn.functional.batch_norm.running_stats": "updates the unbatched running statistics in place with batched "
                                               "ones: an error in PyTorch's vmap too",
 }

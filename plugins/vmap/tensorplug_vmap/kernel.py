@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import warnings
 
-from .batched import BatchedTensor, LEVELS, VmapLevel, wrap
+from .batched import BatchedTensor, STATE, VmapLevel, wrap
 from .rules import LOGICAL, inplace_error
 
 _WARNED: set = set()
 
 
 def _context(level, vals, bdims):
-    if level <= len(LEVELS):
-        return LEVELS[level - 1]
+    levels = STATE.levels
+    if level <= len(levels):
+        return levels[level - 1]
     # a batched tensor kept past its vmap call: its own value still knows the batch size
     for v, b in zip(vals, bdims):
         if b is not None and not isinstance(b, list):
@@ -89,7 +90,7 @@ def make_kernel(op, rule):
             bdims = [None] * len(args)
             bdims[p] = t._bdim
             level = t._level
-            ctx = LEVELS[level - 1] if level <= len(LEVELS) else _context(level, vals, bdims)
+            ctx = STATE.levels[level - 1] if level <= len(STATE.levels) else _context(level, vals, bdims)
             out = rule(ctx, op, vals, bdims, args)
             if out is None:
                 return loop(op, args, single, lists, inplace, level, vals, bdims, ctx)
@@ -102,7 +103,7 @@ def make_kernel(op, rule):
     else:
         def kernel(*args):
             level, vals, bdims = _unwrap(args, single, lists)
-            ctx = LEVELS[level - 1] if level <= len(LEVELS) else _context(level, vals, bdims)
+            ctx = STATE.levels[level - 1] if level <= len(STATE.levels) else _context(level, vals, bdims)
             out = rule(ctx, op, vals, bdims, args)
             if out is None:
                 return loop(op, args, single, lists, inplace, level, vals, bdims, ctx)
@@ -157,5 +158,5 @@ def fallback(op, ks, *args):
         warnings.warn(FALLBACK_WARNING.format(op=op.qualname), UserWarning, stacklevel=3)
     single, lists, inplace = _tensor_args(op)
     level, vals, bdims = _unwrap(args, single, lists)
-    ctx = LEVELS[level - 1] if level <= len(LEVELS) else _context(level, vals, bdims)
+    ctx = STATE.levels[level - 1] if level <= len(STATE.levels) else _context(level, vals, bdims)
     return loop(op, args, single, lists, inplace, level, vals, bdims, ctx)

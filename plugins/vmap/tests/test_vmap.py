@@ -1,5 +1,6 @@
 """vmap: API, batched tensors, rules vs loops, composition with autograd, errors, randomness, registration."""
 
+import threading
 import warnings
 
 import numpy as np
@@ -249,6 +250,74 @@ def test_randomness_modes():
     with pytest.raises(RuntimeError, match="Only allowed values for randomness are 'error', 'different', or "
                                            "'same'. Got bad"):
         tp.vmap(lambda a: a, randomness="bad")
+
+
+FACTORIES = {
+    "randn": lambda a: a + tp.randn(3),
+    "rand": lambda a: a + tp.rand(3),
+    "randint": lambda a: a + tp.randint(0, 1000, (3,)),
+    "normal": lambda a: a + tp.normal(0.0, 1.0, (3,)),
+    "rand_like(unbatched)": lambda a: a + tp.rand_like(tp.zeros(3)),
+    "bernoulli(p)": lambda a: tp.bernoulli(a + 0.5),
+    "normal(mean, std)": lambda a: tp.normal(a, tp.ones(3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_random_factories_follow_randomness(name):
+    fn, x = FACTORIES[name], tp.zeros(6, 3, dtype=tp.float32 if "randint" not in name else tp.int64)
+    with pytest.raises(RuntimeError, match="vmap: called random operation while in randomness error mode"):
+        tp.vmap(fn)(x)
+    tp.manual_seed(0)
+    diff = tp.vmap(fn, randomness="different")(x)
+    same = tp.vmap(fn, randomness="same")(x)
+    assert diff.shape == same.shape == (6, 3)
+    assert not all((diff[i] == diff[0]).all().item() for i in range(1, 6))  # six examples, six draws
+    assert all((same[i] == same[0]).all().item() for i in range(1, 6))
+    tp.manual_seed(0)
+    assert (tp.vmap(fn, randomness="different")(x) == diff).all().item()  # seeded like any draw
+
+
+def test_random_factories_in_nested_vmap():
+    inner_same = tp.vmap(tp.vmap(lambda t: t + tp.rand(()), randomness="same"), randomness="different")
+    both = tp.vmap(tp.vmap(lambda t: t + tp.rand(()), randomness="different"), randomness="different")
+    a, b = inner_same(tp.zeros(2, 3)), both(tp.zeros(2, 3))
+    assert (a == a[:, :1]).all().item() and not (a[0] == a[1]).all().item()
+    assert len(set(b.reshape(-1).tolist())) == 6
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        tp.vmap(tp.vmap(lambda t: t + tp.rand(()), randomness="different"))(tp.zeros(2, 3))
+
+
+def test_vmap_levels_are_per_thread():
+    seen = {}
+
+    def other_thread():
+        seen["plain"] = tp.randn(3)  # this thread is not inside vmap: a plain draw, no randomness error
+        seen["mapped"] = tp.vmap(lambda t: t * 2)(tp.ones(2, 3))
+
+    def f(a):
+        th = threading.Thread(target=other_thread)
+        th.start()
+        th.join()
+        return a + 1
+
+    out = tp.vmap(f)(tp.zeros(4, 3))
+    assert out.tolist() == [[1.0] * 3] * 4
+    assert type(seen["plain"]) is tp.Tensor and seen["plain"].shape == (3,)
+    assert type(seen["mapped"]) is tp.Tensor and seen["mapped"].tolist() == [[2.0] * 3] * 2
+
+
+def test_batched_integer_indices_and_checked_values():
+    src, idx = tp.arange(12.0).reshape(4, 3), tp.tensor([[0, 1], [2, 0], [1, 1], [2, 2]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # index.Tensor with batched indices takes the loop
+        got = tp.vmap(lambda s, i: s[i])(src, idx)
+    assert got.tolist() == [[src[k, j].item() for j in idx[k].tolist()] for k in range(4)]
+    bad = tp.tensor([[0, 1], [2, 3], [1, 1], [2, 2]])  # example 1 is out of bounds
+    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 0 with size 3"):
+        tp.vmap(lambda s, i: s[i])(src, bad)
+    with pytest.raises(RuntimeError, match="normal expects all elements of std >= 0.0"):
+        tp.vmap(lambda s: tp.normal(tp.zeros(3), s), randomness="different")(tp.tensor([[1.0] * 3, [-1.0] * 3]))
 
 
 # -- errors ---------------------------------------------------------------------------------------------------
