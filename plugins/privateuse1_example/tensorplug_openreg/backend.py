@@ -95,7 +95,9 @@ def download(native):
 
 def upload(values, device_index, dtype=None):
     """A new device array on ``device_index`` holding host ``values`` (in ``dtype`` if given)."""
-    values = np.ascontiguousarray(values)
+    values = np.asarray(values)
+    if not values.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-dim array 1-dim)
+        values = values.copy(order="C")
     d = dtype or _BY_NUMPY[values.dtype]
     if values.dtype != d.np:
         values = values.astype(d.np)
