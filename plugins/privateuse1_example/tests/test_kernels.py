@@ -18,6 +18,7 @@ from tensorplug.tensor import make_view
 from tensorplug.testing import run_conformance
 from tensorplug_openreg import _C, kernels
 
+pytestmark = pytest.mark.filterwarnings("ignore:.*falling back to the CPU:UserWarning")
 DTYPES = [tp.float32, tp.float64, tp.int64]
 LAYOUTS = ["dense", "transposed", "step", "broadcast", "reversed"]
 SHAPE = (3, 4)
