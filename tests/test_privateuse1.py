@@ -100,10 +100,10 @@ def test_disabling_removes_the_methods_and_enabling_restores_them(toyreg):
 
 def test_dispatch_table_and_errors_name_the_renamed_device(toyreg):
     rows = {key: prov for key, prov, _ in dispatcher.OPS["tensorplug::copy_"].dispatch_table()}
-    assert rows["PrivateUse1 (toyreg)"] == "kernel"
-    assert "AutogradPrivateUse1 (toyreg)" in rows
+    assert rows["PrivateUse1[toyreg]"] == "kernel"
+    assert "AutogradPrivateUse1[toyreg]" in rows
     x = tp.tensor([1.0]).toyreg()
-    with pytest.raises(NotImplementedError, match=r"from the 'PrivateUse1 \(toyreg\)' backend"):
+    with pytest.raises(NotImplementedError, match=r"from the 'PrivateUse1\[toyreg\]' backend"):
         tp.exp(x)
 
 

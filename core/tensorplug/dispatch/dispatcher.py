@@ -229,9 +229,9 @@ def _plugin_phrase(plugin, dist=None):
 
 
 def _renamed(backend_name):
-    """" (openreg)" after the PrivateUse1 key while a backend holds it; "" for every other key."""
+    """"[openreg]" after the PrivateUse1 key while a backend holds it; "" for every other key."""
     comp = REGISTRY.backend_by_name.get(backend_name) if backend_name == "PrivateUse1" else None
-    return f" ({comp.record.name})" if comp is not None and comp.record is not None else ""
+    return f"[{comp.record.name}]" if comp is not None and comp.record is not None else ""
 
 
 def _provider_hint(backend_name):

@@ -20,7 +20,7 @@ from tensorplug.dispatch.dispatcher import OPS
 from tensorplug.ops.elementwise import float_dtype
 from tensorplug.ops.indexing import index_bounds_error, index_select_range_error
 from tensorplug.ops.linalg import matmul_shape
-from tensorplug.ops.promotion import binary_dtype, broadcast_shapes, result_type
+from tensorplug.ops.promotion import binary_dtype, broadcast_shapes
 from tensorplug.ops.reductions import sum_dtype
 from tensorplug.tensor import Tensor, make_view
 
@@ -82,9 +82,13 @@ def copy_(self, src, non_blocking=False):
     if dst_dev and src_dev and (self._dtype is src._dtype or (self._dtype in _CASTABLE and src._dtype in _CASTABLE)):
         _C.copy_(self._data, src._data)
         return self
-    host = _b.download(src._data) if src_dev else src._data
+    host = src._host()  # a download from openreg, the array itself from the cpu
     if not dst_dev:
-        np.copyto(self._data, host, casting="unsafe")
+        if self._device.type == "cpu":
+            np.copyto(self._data, host, casting="unsafe")
+        else:  # another device below openreg's bit: its own copy_ takes the values from a host tensor
+            OPS["tensorplug::copy_"].redispatch(BACKENDS[self._device.type].ks, self,
+                                                tensorplug.tensor(host, dtype=src._dtype), non_blocking)
         return self
     values = np.empty(self._shape, self._dtype.np)
     with np.errstate(all="ignore"):

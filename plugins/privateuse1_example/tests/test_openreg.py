@@ -122,6 +122,14 @@ def test_two_devices_copies_between_them_and_mixing_raises():
         fallback.run_on_cpu(tp.ops.tensorplug.atan2.default, (x1, x0))  # the fallback checks too
 
 
+def test_copies_to_and_from_another_device_backend():
+    x = tp.tensor([[1.0, 2.0], [3.0, 4.0]], device="openreg")
+    m = x.t().to("minimal")  # openreg's copy_ wins dispatch and hands the values to minimal's
+    assert m.device.type == "minimal" and m.tolist() == [[1.0, 3.0], [2.0, 4.0]]
+    back = m.to("openreg:1", tp.int64)
+    assert (back.device, back.tolist()) == (OR1, [[1, 3], [2, 4]])
+
+
 def test_current_device_selects_the_default():
     try:
         tp.openreg.set_device(1)
