@@ -4,11 +4,11 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-PLUGINS := plugins/cpu plugins/profiler plugins/vmap examples/minimal_backend
+PLUGINS := plugins/cpu plugins/profiler plugins/vmap plugins/privateuse1_example examples/minimal_backend
 STAMP  := $(VENV)/.installed-stamp
 PIP    := $(BIN)/python -m pip
 
-.PHONY: demo test bench venv clean
+.PHONY: demo test bench venv clean openreg
 
 $(STAMP): pyproject.toml $(addsuffix /pyproject.toml,$(PLUGINS)) Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,11 @@ $(STAMP): pyproject.toml $(addsuffix /pyproject.toml,$(PLUGINS)) Makefile
 	touch $(STAMP)
 
 venv: $(STAMP)
+
+# Rebuild the openreg C++ extension after a change under plugins/privateuse1_example/csrc
+# (Python files of the editable install are picked up without it).
+openreg: $(STAMP)
+	$(PIP) install -q -e plugins/privateuse1_example
 
 demo: $(STAMP)
 	$(BIN)/tensorplug demo
@@ -30,6 +35,7 @@ bench: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/run.py
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/training.py
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/profiler_overhead.py
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/openreg.py
 
 clean:
-	rm -rf $(VENV) build core/*.egg-info plugins/*/*.egg-info
+	rm -rf $(VENV) build core/*.egg-info plugins/*/*.egg-info plugins/privateuse1_example/build

@@ -23,6 +23,7 @@ from importlib import metadata
 import pluggy
 
 from . import hookspecs
+from . import _privateuse1
 from . import dtypes as _dt
 from .backend import BACKENDS
 from .dispatch import dispatcher as _d
@@ -225,6 +226,8 @@ def _add_backend(plugin, info, b):
     BACKENDS[b.name] = b
     _d.BACKEND_PROVIDERS[b.key_name] = (plugin, distribution_of(plugin))
     info.backends.append(b.name)
+    if b.key_name == _privateuse1.KEY_NAME:
+        _privateuse1.install(b.name)
 
 
 def _undo(name, info):
@@ -236,6 +239,7 @@ def _undo(name, info):
         b = BACKENDS.pop(bname, None)
         if b is not None:
             REGISTRY.remove_backend(b.key_name)
+        _privateuse1.remove(bname)
     for d in info.dtypes:
         _dt.unregister_dtype(d)
     for k in info.keys:

@@ -228,6 +228,12 @@ def _plugin_phrase(plugin, dist=None):
     return describe_plugin(plugin, dist)
 
 
+def _renamed(backend_name):
+    """"[openreg]" after the PrivateUse1 key while a backend holds it; "" for every other key."""
+    comp = REGISTRY.backend_by_name.get(backend_name) if backend_name == "PrivateUse1" else None
+    return f"[{comp.record.name}]" if comp is not None and comp.record is not None else ""
+
+
 def _provider_hint(backend_name):
     """Which plugin provides the backend ``backend_name`` and how to get it enabled."""
     prov = BACKEND_PROVIDERS.get(backend_name)
@@ -358,6 +364,8 @@ class OpOverload:
             key = bname or "Dense"
         else:
             key = fkey.name + bname if fkey.per_backend and bname else fkey.name
+        if fkey is not None and bname:
+            key += _renamed(bname)
         msg = (f"Could not run '{self.qualname}' with arguments from the '{key}' backend. "
                f"'{self.qualname}' has kernels for: [{', '.join(have)}]. ")
         if fkey is None:
@@ -400,7 +408,7 @@ class OpOverload:
             targets = [b.name for b in backends] if fkey.per_backend else [None]
             for bname in targets:
                 reg, prov = self.lookup(fkey, bname)
-                name = (bname if fkey is _keys.Dense else fkey.name + bname) if bname else fkey.name
+                name = (bname if fkey is _keys.Dense else fkey.name + bname) + _renamed(bname) if bname else fkey.name
                 rows.append((name, prov, reg.owner if reg is not None else "-"))
         return rows
 

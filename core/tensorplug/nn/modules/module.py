@@ -716,3 +716,10 @@ def _parse_to(args, kwargs):
             raise TypeError(f"to() received an invalid combination of arguments - got {type(a).__name__}")
     return (None if device is None else _device(device)), dtype, non_blocking
 
+
+def _install_device_methods():
+    from ..._privateuse1 import install_module_methods
+    install_module_methods(Module)
+
+
+_install_device_methods()  # Module.<name>() for a backend on the PrivateUse1 slot enabled before nn loaded
