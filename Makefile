@@ -36,6 +36,7 @@ bench: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/training.py
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/profiler_overhead.py
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/openreg.py
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/vmap.py
 
 clean:
 	rm -rf $(VENV) build core/*.egg-info plugins/*/*.egg-info plugins/privateuse1_example/build
