@@ -272,7 +272,7 @@ def execute(case):
         case.check.fn(case.device_type, case.opinfo, case.dtype)
     if case.transform is not None:
         return ()
-    return fallback_ops(case.device_type, case.opinfo)
+    return fallback_ops(case.device_type, case.opinfo, case.dtype)
 
 
 @dataclasses.dataclass
@@ -303,7 +303,7 @@ def run_case(case):
     except XFail as e:
         return Outcome("xfailed", str(e))
     except Exception as e:  # the check failed: an assertion, or the op raised
-        fb = () if case.transform is not None else fallback_ops(case.device_type, case.opinfo)
+        fb = () if case.transform is not None else fallback_ops(case.device_type, case.opinfo, case.dtype)
         if case.xfail:
             return Outcome("xfailed", f"{case.xfail} ({describe_error(e)})", fb)
         return Outcome("failed", describe_error(e), fb)
@@ -315,20 +315,22 @@ def run_case(case):
 # --------------------------------------------------------------------------
 # Which operators a call reaches through a fallback
 # --------------------------------------------------------------------------
-_FALLBACK_CACHE: dict = {}  # (device type, id(opinfo)) -> (opinfo, fallback registration, result)
+_FALLBACK_CACHE: dict = {}  # (device type, id(opinfo), dtype) -> (opinfo, fallback registration, result)
 
 
 def _overload(name):
     return _d.OPS.get(name if "::" in name else f"tensorplug::{name}")
 
 
-def fallback_ops(device_type, opinfo):
+def fallback_ops(device_type, opinfo, dtype=None):
     """Qualified names of the operators that ``opinfo`` reaches on ``device_type``
     through a boxed fallback at the Dense key, sorted (empty when all are native).
 
     The overloads named in ``opinfo.aten`` are looked up statically; then the op
-    runs once on its first sample with every dispatch cache cleared, and every
-    operator that resolved a key set of this backend to the fallback is added.
+    runs once on its first sample in ``dtype`` (float32 when None or not
+    supported) with every dispatch cache cleared, and every operator that
+    resolved a key set of this backend to the fallback, or that a native kernel
+    handed to the fallback for this dtype (``op.call_fallback``), is added.
     """
     backend = BACKENDS.get(device_type)
     if backend is None:
@@ -337,7 +339,7 @@ def fallback_ops(device_type, opinfo):
     if ("Dense", kname) not in _d.FALLBACKS and ("Dense", None) not in _d.FALLBACKS:
         return ()
     reg = _d.FALLBACKS.get(("Dense", kname))
-    cached = _FALLBACK_CACHE.get((device_type, id(opinfo)))
+    cached = _FALLBACK_CACHE.get((device_type, id(opinfo), dtype))
     if cached is not None and cached[0] is opinfo and cached[1] is reg:
         return cached[2]
     names = set()
@@ -347,21 +349,24 @@ def fallback_ops(device_type, opinfo):
             names.add(op.qualname)
     dts = [d for d in opinfo.dtypes if d in set(backend.supported_dtypes())]
     if dts and opinfo.sample_inputs is not None:
-        dt = tp.float32 if tp.float32 in dts else dts[0]
+        dt = dtype if dtype in dts else (tp.float32 if tp.float32 in dts else dts[0])
         sample = next(iter(opinfo.sample_inputs("cpu", dt, False)), None)
         if sample is not None:
             moved = move_sample(sample, tp.device(device_type))
             _d.invalidate_caches()
+            outer, _d.FALLBACK_LOG[0] = _d.FALLBACK_LOG[0], names
             try:
                 call(opinfo, moved)
             except Exception:  # a failing op still shows which operators it reached
                 pass
+            finally:
+                _d.FALLBACK_LOG[0] = outer
             bit = backend.bit
             for op in list(_d.OPS.values()):
                 if any(ks & bit for ks in op.cache) and op.lookup(Dense, kname)[1] == "fallback":
                     names.add(op.qualname)
     found = tuple(sorted(n.replace("tensorplug::", "") for n in names))
-    _FALLBACK_CACHE[(device_type, id(opinfo))] = (opinfo, reg, found)
+    _FALLBACK_CACHE[(device_type, id(opinfo), dtype)] = (opinfo, reg, found)
     return found
 
 

@@ -275,6 +275,24 @@ def test_conformance_native_ops_pass_natively_and_the_rest_by_fallback():
     assert by_status["passed"] == NATIVE and by_status["fallback"] == FALLBACK
 
 
+@pytest.mark.filterwarnings("ignore:.*falling back to the CPU:UserWarning")
+def test_conformance_reports_dtypes_without_a_cpp_loop_as_fallback():
+    # add has a C++ loop for float32/float64/int64 only: float16 and int32 calls go to the CPU
+    # through op.call_fallback, and the report must say so dtype by dtype
+    report = run_conformance("openreg", ops="add", dtypes=[tp.float32, tp.int64, tp.float16, tp.int32])
+    status = {}
+    for case, outcome in report.results:
+        status.setdefault(case.dtype, set()).add(outcome.status)
+    assert report.ok
+    assert status[tp.float32] == status[tp.int64] == {"passed"}
+    assert status[tp.float16] == status[tp.int32] == {"fallback"}
+
+
+def test_call_fallback_needs_a_registered_fallback():
+    with pytest.raises(RuntimeError, match="no boxed fallback is registered for backend key 'CPU'"):
+        dispatcher.OPS["tensorplug::add.Tensor"].call_fallback("CPU", tp.ones(1), tp.ones(1))
+
+
 def test_native_kernels_are_registered_on_the_privateuse1_key():
     for name in kernels.KERNELS:
         assert dispatcher.OPS[f"tensorplug::{name}"].lookup(dispatcher._keys.Dense, "PrivateUse1")[1] == "kernel"
