@@ -370,11 +370,22 @@ def test_ops_show_up_in_the_profile():
     assert "tensorplug::exp" in names and "tensorplug::sum.dim_IntList" in names
 
 
-def test_minimal_backend():
-    mb = pytest.importorskip("tensorplug_minimal")
-    dev = getattr(mb, "DEVICE", "minimal")
-    x = tp.randn(3, 4).to(dev)
-    w = tp.randn(4).to(dev)
-    got = tp.vmap(lambda a: (a * w).sum(), in_dims=0)(x)
-    assert got.device.type == dev
-    close(got.cpu(), (x.cpu() * w.cpu()).sum(1), 1e-6)
+@pytest.mark.filterwarnings("ignore:.*falling back to the CPU:UserWarning")
+@pytest.mark.parametrize("device, plugin", [("cpu", "tensorplug_cpu"), ("minimal", "tensorplug_minimal"),
+                                            ("openreg", "tensorplug_openreg"), ("openreg:1", "tensorplug_openreg")])
+def test_vmap_and_per_sample_grads_on_every_backend(device, plugin):
+    pytest.importorskip(plugin)  # make test installs all three; a user's environment may lack one
+    tp.manual_seed(0)
+    x, w, b = tp.randn(5, 4), tp.randn(4, 3), tp.randn(3)
+    xd, wd, bd = x.to(device), w.to(device), b.to(device)
+    got = tp.vmap(lambda a: (a @ wd + bd).relu().sum(), in_dims=0)(xd)
+    assert got.device == tp.device(device) or got.device.type == device
+    close(got.cpu(), (x @ w + b).relu().sum(1), 1e-5)
+
+    def loss(weight, example):
+        return ((example @ weight).tanh() ** 2).sum()
+
+    per_sample = tp.vmap(grad(loss), in_dims=(None, 0))(wd, xd)
+    expected = tp.stack([grad(loss)(w, x[i]) for i in range(5)])
+    assert per_sample.shape == (5, 4, 3) and per_sample.device.type == tp.device(device).type
+    close(per_sample.cpu(), expected, 1e-5)
