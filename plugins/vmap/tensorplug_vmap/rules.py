@@ -386,6 +386,36 @@ def index_rule(ctx, op, vals, bdims, args):
     return res, 0
 
 
+def index_put_rule(ctx, op, vals, bdims, args):
+    """index_put_ (in place) into a batched ``self``: the example number becomes one more index in front,
+    so one call writes every example. Masks and slices (None) among the indices loop instead."""
+    if bdims[0] is None:
+        raise inplace_error(op)
+    indices, ibd = vals[1], bdims[1]
+    if not indices or any(t is None or not t._dtype.is_floating_point and t._dtype.itemsize == 1
+                          for t in indices):
+        return None
+    from tensorplug.ops.factories import arange
+    from tensorplug.ops.promotion import broadcast_shapes
+    s = front(vals[0], bdims[0])
+    shapes = [t._shape if bd is None else t._shape[:bd] + t._shape[bd + 1:] for t, bd in zip(indices, ibd)]
+    k = len(broadcast_shapes(*shapes))
+    new = [_view(arange(ctx.size, device=s._device), (ctx.size,) + (1,) * k)]
+    for t, bd in zip(indices, ibd):
+        if bd is None:
+            new.append(t)  # shared by every example: broadcasts from the right
+        else:
+            f = front(t, bd)
+            new.append(pad(f, k - (len(f._shape) - 1)))
+    v = vals[2]
+    if bdims[2] is not None:
+        v = front(v, bdims[2])
+        # one example's values broadcast against (indexed shape) + (dims the indices leave)
+        v = pad(v, k + len(s._shape) - 1 - len(indices) - (len(v._shape) - 1))
+    op.positional(s, new, v, vals[3])
+    return None, None
+
+
 def cat_rule(ctx, op, vals, bdims, args):
     ts = args[0]
     ref = next((t for t in ts if not (t.dim() == 1 and t._shape[0] == 0)), ts[0])
@@ -534,6 +564,7 @@ RULES.update({
     "scatter_add_": scatter_rule,
     "index_select": index_select_rule,
     "index.Tensor": index_rule,
+    "index_put_": index_put_rule,
     "cat": cat_rule,
     "scatter.src": out_of_place_update,
     "scatter.value": out_of_place_update,
@@ -549,10 +580,7 @@ RULES.update({
     "multinomial": multinomial_rule,
 })
 
-NO_RULE = {
-    "index_put_": "indices and values may broadcast against a batched self in ways one call cannot express; "
-                  "the loop fallback handles every case",
-}
+NO_RULE: dict = {}
 """Contract primitives left to the slow fallback on purpose, with the reason."""
 
 __all__ = ["RULES", "NO_RULE", "front", "pad", "expand_front", "wrap_dim", "broadcasting", "unary", "reduction",

@@ -307,6 +307,53 @@ def test_vmap_levels_are_per_thread():
     assert type(seen["mapped"]) is tp.Tensor and seen["mapped"].tolist() == [[2.0] * 3] * 2
 
 
+def _loop(f, args, dims, n):
+    return tp.stack([f(*[a.select(d, b) if d is not None else a for a, d in zip(args, dims)]) for b in range(n)])
+
+
+def _put(s, i, v):
+    s = s.clone()
+    s.index_put_((i,), v)
+    return s
+
+
+def _put_acc(s, i, j, v):
+    s = s.clone()
+    s.index_put_((i, j), v, accumulate=True)
+    return s
+
+
+@pytest.mark.parametrize("fn, shapes, dims", [
+    (_put, [(4, 5, 3), (4, 2), (4, 2, 3)], (0, 0, 0)),
+    (_put, [(4, 5, 3), (2,), (4, 2, 3)], (0, None, 0)),
+    (_put, [(4, 5, 3), (4, 2), (3,)], (0, 0, None)),
+    (_put, [(5, 4, 3), (4, 2), (2, 3)], (1, 0, None)),
+    (_put_acc, [(4, 5, 3), (4, 2), (4, 2), (4, 2)], (0, 0, 0, 0)),
+    (_put_acc, [(4, 5, 3), (4, 2), (2,), ()], (0, 0, None, None)),
+])
+def test_index_put_rule_matches_loop_without_the_fallback(fn, shapes, dims):
+    tp.manual_seed(0)
+    args = [tp.randn(*sh) if k in (0, len(shapes) - 1) else tp.randint(0, 3, sh) for k, sh in enumerate(shapes)]
+    _WARNED.discard("tensorplug::index_put_")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a rule, not the loop fallback (which warns)
+        got = tp.vmap(fn, in_dims=dims)(*args)
+    close(got, _loop(fn, args, dims, 4), 1e-6)
+
+
+def test_every_op_a_batched_tensor_can_reach_has_a_rule_or_a_decomposition():
+    from tensorplug.dispatch import dispatcher
+    from tensorplug.dispatch.keys import REGISTRY
+    from tensorplug_vmap.rules import NO_RULE
+    batched = REGISTRY.functionality["Batched"]
+    missing = []
+    for name, op in dispatcher.OPS.items():
+        takes_tensor = any("Tensor" in str(a.type) for a in op.schema.arguments)
+        if name.startswith("tensorplug::") and takes_tensor and op.lookup(batched, None)[1] == "fallback":
+            missing.append(name)
+    assert missing == [] and NO_RULE == {}
+
+
 def test_batched_integer_indices_and_checked_values():
     src, idx = tp.arange(12.0).reshape(4, 3), tp.tensor([[0, 1], [2, 0], [1, 1], [2, 2]])
     with warnings.catch_warnings():
