@@ -232,6 +232,22 @@ def _like_of(input, out):
     return out if hook is None else hook(input, out)
 
 
+def zeros_for(shape, like, *also):
+    """Zeros of ``shape`` in ``like``'s dtype and device, for a backward formula to write ``like`` into
+    (at positions that ``also``, index tensors say, may give).
+
+    Under a transform whose tensors are a subclass (vmap's batched tensors) the
+    zeros take the kind of the first of ``like, *also`` that has one, so the
+    in-place write that follows stays per example instead of writing batched
+    values into a shared tensor.
+    """
+    out = _mem.full(shape, 0, dtype=like._dtype, device=like._device)
+    for t in (like, *also):
+        if t is not None and t.__class__ is not Tensor:
+            return _like_of(t, out)
+    return out
+
+
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """An uninitialised tensor with the shape (and by default dtype, device) of ``input``."""
     s, d, dev = _like(input, dtype, device)

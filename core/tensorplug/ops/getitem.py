@@ -283,7 +283,6 @@ attach("__setitem__", setitem)
 
 # -- backward formulas ----------------------------------------------------------------
 from ..autograd.formulas import derivative  # noqa: E402
-from .memory import full as _full  # noqa: E402
 
 
 @derivative("index.Tensor")
@@ -291,4 +290,5 @@ def _(grad, self_shape, indices):
     from .indexing import index_put_, bool_masks  # indexing's formulas import this module
     indices = bool_masks(indices)
     # an element picked several times gets the sum of its gradients
-    return index_put_(_full(self_shape, 0, dtype=grad._dtype, device=grad._device), indices, grad, True), None
+    from .factories import zeros_for
+    return index_put_(zeros_for(self_shape, grad, *indices), indices, grad, True), None

@@ -559,11 +559,11 @@ for _name in ("cat", "concat", "concatenate"):
 # fresh buffer, whose own formulas make them differentiable again (double backward).
 from ..autograd.formulas import derivative  # noqa: E402
 from ..autograd.helpers import sum_to  # noqa: E402
-from .memory import full as _full  # noqa: E402
 
 
-def _zeros(shape, like):
-    return _full(shape, 0, dtype=like._dtype, device=like._device)
+def _zeros(shape, like, *also):
+    from .factories import zeros_for
+    return zeros_for(shape, like, *also)
 
 
 @derivative("index_select")
@@ -572,12 +572,12 @@ def _(grad, self_shape, dim, index):
         return grad, None
     d = _wrap_dim(dim, len(self_shape))
     # duplicate indices add up
-    return index_put_(_zeros(self_shape, grad), [None] * d + [index.reshape(-1)], grad, True), None
+    return index_put_(_zeros(self_shape, grad, index), [None] * d + [index.reshape(-1)], grad, True), None
 
 
 @derivative("gather")
 def _(grad, self_shape, dim, index):
-    return scatter_add_(_zeros(self_shape, grad), dim, index, grad), None
+    return scatter_add_(_zeros(self_shape, grad, index), dim, index, grad), None
 
 
 def _grad_src(grad, dim, index, src):
@@ -650,4 +650,4 @@ def _(grad, tensors, dim):
 def _(grad, dim, result1):
     if not grad._shape:
         return grad
-    return scatter_(_zeros(grad._shape, grad), dim, result1, grad)
+    return scatter_(_zeros(grad._shape, grad, result1), dim, result1, grad)

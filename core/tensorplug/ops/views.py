@@ -524,8 +524,8 @@ def _(grad, dim):
 
 
 def _scatter_into_zeros(grad, shape, view_fn):
-    from .factories import zeros
-    out = zeros(shape, dtype=grad._dtype, device=grad._device)
+    from .factories import zeros_for
+    out = zeros_for(shape, grad)
     view_fn(out).copy_(grad)
     return out
 
@@ -547,8 +547,8 @@ def _(grad, self_shape, offset, dim1, dim2):
 
 @derivative("unfold")
 def _(grad, self_shape, dimension, size, step):
-    from .factories import zeros
-    out = zeros(self_shape, dtype=grad._dtype, device=grad._device)
+    from .factories import zeros_for
+    out = zeros_for(self_shape, grad)
     n = len(self_shape)
     if n == 0:
         return grad.sum().reshape(())

@@ -370,10 +370,38 @@ def index_select_rule(ctx, op, vals, bdims, args):
     return res, 0
 
 
+def _leading_index(ctx, device, indices, ibd):
+    """The indices with the example number prepended as one more index, each batched index moved to the
+    front and padded to the rank of the broadcast per-example index shape."""
+    from tensorplug.ops.factories import arange
+    from tensorplug.ops.promotion import broadcast_shapes
+    shapes = [t._shape if bd is None else t._shape[:bd] + t._shape[bd + 1:] for t, bd in zip(indices, ibd)]
+    k = len(broadcast_shapes(*shapes))
+    new = [_view(arange(ctx.size, device=device), (ctx.size,) + (1,) * k)]
+    for t, bd in zip(indices, ibd):
+        if bd is None:
+            new.append(t)  # shared by every example: broadcasts from the right
+        else:
+            f = front(t, bd)
+            new.append(pad(f, k - (len(f._shape) - 1)))
+    return new, k
+
+
+def _plain_integer_indices(indices):
+    """Integer index tensors with no slice (None) among them: the example number can lead them."""
+    return indices and not any(t is None or not t._dtype.is_floating_point and t._dtype.itemsize == 1
+                               for t in indices)
+
+
 def index_rule(ctx, op, vals, bdims, args):
-    """Advanced indexing with per-example indices shared by all examples (batched indices: loop)."""
+    """Advanced indexing: indices shared by all examples index every example at once; batched integer
+    indices get the example number as a leading index (masks and slices among them loop)."""
     if any(b is not None for b in bdims[1]):
-        return None
+        if not _plain_integer_indices(vals[1]):
+            return None
+        v = expand_front(vals[0], bdims[0], ctx.size)
+        new, _ = _leading_index(ctx, v._device, vals[1], bdims[1])
+        return op.positional(v, new), 0
     v = front(vals[0], bdims[0])
     indices = list(vals[1])
     res = op.positional(v, [None] + indices)
@@ -391,22 +419,11 @@ def index_put_rule(ctx, op, vals, bdims, args):
     so one call writes every example. Masks and slices (None) among the indices loop instead."""
     if bdims[0] is None:
         raise inplace_error(op)
-    indices, ibd = vals[1], bdims[1]
-    if not indices or any(t is None or not t._dtype.is_floating_point and t._dtype.itemsize == 1
-                          for t in indices):
+    if not _plain_integer_indices(vals[1]):
         return None
-    from tensorplug.ops.factories import arange
-    from tensorplug.ops.promotion import broadcast_shapes
     s = front(vals[0], bdims[0])
-    shapes = [t._shape if bd is None else t._shape[:bd] + t._shape[bd + 1:] for t, bd in zip(indices, ibd)]
-    k = len(broadcast_shapes(*shapes))
-    new = [_view(arange(ctx.size, device=s._device), (ctx.size,) + (1,) * k)]
-    for t, bd in zip(indices, ibd):
-        if bd is None:
-            new.append(t)  # shared by every example: broadcasts from the right
-        else:
-            f = front(t, bd)
-            new.append(pad(f, k - (len(f._shape) - 1)))
+    new, k = _leading_index(ctx, s._device, vals[1], bdims[1])
+    indices = vals[1]
     v = vals[2]
     if bdims[2] is not None:
         v = front(v, bdims[2])
