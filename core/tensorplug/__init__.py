@@ -12,12 +12,15 @@ __version__ = "0.1.0"
 
 from .dtypes import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
                     promote_types, get_default_dtype, set_default_dtype)
+import sys as _sys
+
 from .dtypes import float16 as half, float32 as float, float64 as double, int64 as long  # noqa: F401
 from .dtypes import int32 as int, int16 as short  # noqa: F401
 from .device import device
 from .tensor import Tensor
 from .hookspecs import hookimpl
 from .dispatch import library as library
+_sys.modules[__name__ + ".library"] = library  # so `from tensorplug.library import Library` works
 from .dispatch.dispatcher import FALLTHROUGH as fallthrough_kernel  # noqa: F401
 from . import ops
 from .ops import memory as _memory, views as _views, elementwise as _elementwise  # noqa: F401

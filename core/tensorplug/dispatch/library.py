@@ -15,6 +15,7 @@ from __future__ import annotations
 from . import dispatcher as _d
 from .keys import REGISTRY, ALIAS_KEYS
 from .schema import parse_schema
+from .._warn import warn_user  # noqa: F401  (for plugins: warnings at the user's line)
 
 _current_owner = ["user"]
 LIBRARIES: list = []

@@ -8,9 +8,8 @@ memory. Each operator warns once, so a user sees what is not native.
 
 from __future__ import annotations
 
-import warnings
-
 import tensorplug
+from tensorplug.library import warn_user
 from tensorplug.backend import BACKENDS
 from tensorplug.tensor import Tensor, make_tensor
 
@@ -25,8 +24,7 @@ def warn_once(qualname, detail=""):
     """The once-per-operator warning that ``qualname`` left the device."""
     if qualname not in _warned:
         _warned.add(qualname)
-        warnings.warn(f"{qualname} is not implemented natively for 'openreg'{detail}; falling back to the CPU",
-                      stacklevel=4)
+        warn_user(f"{qualname} is not implemented natively for 'openreg'{detail}; falling back to the CPU")
 
 
 def _device_of(args, qualname):

@@ -10,7 +10,7 @@ results are wrapped again at the same level.
 
 from __future__ import annotations
 
-import warnings
+from tensorplug.library import warn_user
 
 from .batched import BatchedTensor, STATE, VmapLevel, wrap
 from .rules import LOGICAL, inplace_error
@@ -155,7 +155,7 @@ def fallback(op, ks, *args):
     """The Batched key's boxed fallback: warn once per op, then loop over the examples."""
     if op.qualname not in _WARNED:
         _WARNED.add(op.qualname)
-        warnings.warn(FALLBACK_WARNING.format(op=op.qualname), UserWarning, stacklevel=3)
+        warn_user(FALLBACK_WARNING.format(op=op.qualname))
     single, lists, inplace = _tensor_args(op)
     level, vals, bdims = _unwrap(args, single, lists)
     ctx = STATE.levels[level - 1] if level <= len(STATE.levels) else _context(level, vals, bdims)
