@@ -259,6 +259,22 @@ def test_matmul_gradient_for_one_operand_only():
     assert b.grad is None
 
 
+@pytest.mark.parametrize("batch", [(), (2,)], ids=["matrix", "batched"])
+def test_matmul_gradients_keep_their_operands_layout(batch):
+    # x @ w.t() (as in linear): w's gradient must come out row-major, like w itself, so optimizer
+    # updates do not stride; a transposed left operand likewise
+    x, w = rand(*batch, 5, 3), rand(*batch, 4, 3, seed=1)
+    a = rand(*batch, 3, 5, seed=2)
+    out = (x @ w.mT) + (a.mT @ w.mT)
+    gx, gw, ga = tp.autograd.grad([out.sum()], [x, w, a])
+    assert (gx.is_contiguous(), gw.is_contiguous(), ga.is_contiguous()) == (True, True, True)
+    ones = np.ones(batch + (5, 4))
+    xn, wn, an = x._host(), w._host(), a._host()
+    np.testing.assert_allclose(gx._host(), ones @ wn)
+    np.testing.assert_allclose(ga._host(), np.swapaxes(ones @ wn, -1, -2))
+    np.testing.assert_allclose(gw._host(), np.swapaxes(ones, -1, -2) @ (xn + np.swapaxes(an, -1, -2)))
+
+
 COMPOSITES = [
     ("mm", lambda p, q: tp.mm(p, q), (3, 4), (4, 2)),
     ("bmm", lambda p, q: p.bmm(q), (2, 3, 4), (2, 4, 2)),

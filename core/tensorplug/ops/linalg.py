@@ -177,6 +177,15 @@ from ..autograd.formulas import derivative  # noqa: E402
 from ..autograd.helpers import sum_to  # noqa: E402
 
 
+def _transposed_layout(t):
+    """Whether ``t``'s matrix dims are laid out column-major (a ``.t()``/``.mT`` view of a row-major one)."""
+    shape = t._shape
+    if len(shape) < 2 or shape[-2] == 1 or shape[-1] == 1:
+        return False
+    st = t.stride()
+    return st[-2] == 1 and st[-1] != 1
+
+
 @derivative("matmul")
 def _(grad, self, other, needs_input_grad):
     sa, sb = self._shape, other._shape
@@ -190,10 +199,15 @@ def _(grad, self, other, needs_input_grad):
         g = g.unsqueeze(-2)
     # batch dims that broadcast in the forward are summed over
     ga = gb = None
+    # A gradient comes out in its operand's layout, as in PyTorch: for a transposed operand (the
+    # weight in x @ w.t()) the product is computed transposed, so the gradient that reaches w is
+    # row-major and the optimizer's update on it runs at memory speed instead of striding.
     if needs_input_grad[0]:
-        ga = sum_to(matmul(g, b.mT), a._shape)
+        ga = matmul(b, g.mT).mT if _transposed_layout(a) else matmul(g, b.mT)
+        ga = sum_to(ga, a._shape)
         ga = ga.reshape(sa) if len(sa) == 1 else ga
     if needs_input_grad[1]:
-        gb = sum_to(matmul(a.mT, g), b._shape)
+        gb = matmul(g.mT, a).mT if _transposed_layout(b) else matmul(a.mT, g)
+        gb = sum_to(gb, b._shape)
         gb = gb.reshape(sb) if len(sb) == 1 else gb
     return ga, gb
