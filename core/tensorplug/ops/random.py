@@ -432,6 +432,13 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
 
 def _randperm_fn(n, *, generator=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A random permutation of ``0 .. n-1`` (int64 unless ``dtype`` is given)."""
+    if DRAW_TARGET_HOOK is not None and isinstance(n, int) and n >= 0:
+        # under a transform (vmap): raise, share, or give each example its own permutation, which is
+        # the order of as many uniform draws
+        keys = _target(_mem.empty((n,), dtype=_dt.float64, device=_f._dev(device)))
+        if keys.__class__ is not Tensor:
+            order = uniform_(keys, 0.0, 1.0, generator=generator).argsort(-1)
+            return _f._finish(order.to(dtype or _dt.int64), requires_grad)
     out = randperm(n, generator=generator, dtype=dtype or _dt.int64, device=_f._dev(device))
     return _f._finish(out, requires_grad)
 

@@ -260,12 +260,13 @@ FACTORIES = {
     "rand_like(unbatched)": lambda a: a + tp.rand_like(tp.zeros(3)),
     "bernoulli(p)": lambda a: tp.bernoulli(a + 0.5),
     "normal(mean, std)": lambda a: tp.normal(a, tp.ones(3)),
+    "randperm": lambda a: a + tp.randperm(3),
 }
 
 
 @pytest.mark.parametrize("name", sorted(FACTORIES))
 def test_random_factories_follow_randomness(name):
-    fn, x = FACTORIES[name], tp.zeros(6, 3, dtype=tp.float32 if "randint" not in name else tp.int64)
+    fn, x = FACTORIES[name], tp.zeros(6, 3, dtype=tp.int64 if name in ("randint", "randperm") else tp.float32)
     with pytest.raises(RuntimeError, match="vmap: called random operation while in randomness error mode"):
         tp.vmap(fn)(x)
     tp.manual_seed(0)
@@ -276,6 +277,8 @@ def test_random_factories_follow_randomness(name):
     assert all((same[i] == same[0]).all().item() for i in range(1, 6))
     tp.manual_seed(0)
     assert (tp.vmap(fn, randomness="different")(x) == diff).all().item()  # seeded like any draw
+    if name == "randperm":
+        assert all(sorted(row) == [0, 1, 2] for row in diff.tolist())
 
 
 def test_random_factories_in_nested_vmap():
