@@ -92,7 +92,8 @@ def make_kernel(op, rule):
             level = t._level
             ctx = STATE.levels[level - 1] if level <= len(STATE.levels) else _context(level, vals, bdims)
             out = rule(ctx, op, vals, bdims, args)
-            if out is None:
+            if out is None:  # the rule hands this call to the slow path
+                _warn_slow(op)
                 return loop(op, args, single, lists, inplace, level, vals, bdims, ctx)
             res, bd = out
             if bd is None or bd is LOGICAL:
@@ -105,7 +106,8 @@ def make_kernel(op, rule):
             level, vals, bdims = _unwrap(args, single, lists)
             ctx = STATE.levels[level - 1] if level <= len(STATE.levels) else _context(level, vals, bdims)
             out = rule(ctx, op, vals, bdims, args)
-            if out is None:
+            if out is None:  # the rule hands this call to the slow path
+                _warn_slow(op)
                 return loop(op, args, single, lists, inplace, level, vals, bdims, ctx)
             if inplace:
                 return args[0]
@@ -151,11 +153,15 @@ def loop(op, args, single, lists, inplace, level, vals, bdims, ctx):
     return wrap(stack(results), 0, level)
 
 
-def fallback(op, ks, *args):
-    """The Batched key's boxed fallback: warn once per op, then loop over the examples."""
+def _warn_slow(op):
     if op.qualname not in _WARNED:
         _WARNED.add(op.qualname)
         warn_user(FALLBACK_WARNING.format(op=op.qualname))
+
+
+def fallback(op, ks, *args):
+    """The Batched key's boxed fallback: warn once per op, then loop over the examples."""
+    _warn_slow(op)
     single, lists, inplace = _tensor_args(op)
     level, vals, bdims = _unwrap(args, single, lists)
     ctx = STATE.levels[level - 1] if level <= len(STATE.levels) else _context(level, vals, bdims)

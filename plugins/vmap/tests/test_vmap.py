@@ -364,6 +364,24 @@ def test_per_sample_gradients_through_scattering_backwards(name):
     close(got, tp.stack([grad(f)(w, idx[k]) for k in range(3)]), 1e-5)
 
 
+def test_a_rule_that_hands_a_call_to_the_loop_warns_like_the_fallback():
+    def f(s, i):
+        s = s.clone()
+        s[:, i] = 7.0  # index_put_ with a slice before the batched index: the rule hands it to the loop
+        return s
+
+    s, i = tp.zeros(4, 2, 3), tp.tensor([[0], [1], [2], [0]])
+    _WARNED.discard("tensorplug::index_put_")
+    with pytest.warns(UserWarning, match="performance drop because we have not yet implemented the batching "
+                                         "rule for tensorplug::index_put_"):
+        out = tp.vmap(f)(s, i)
+    assert out.tolist() == [_put_row(k) for k in (0, 1, 2, 0)]
+
+
+def _put_row(col):
+    return [[7.0 if c == col else 0.0 for c in range(3)] for _ in range(2)]
+
+
 def test_every_op_a_batched_tensor_can_reach_has_a_rule_or_a_decomposition():
     from tensorplug.dispatch import dispatcher
     from tensorplug.dispatch.keys import REGISTRY
