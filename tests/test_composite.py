@@ -28,12 +28,13 @@ def values(x):
     return np.asarray(x.numpy(), dtype=np.float64)
 
 
-def assert_close(out, ref, dtype, what="", atol=0.0):
+def assert_close(out, ref, dtype, what="", atol=0.0, rtol=None):
     """``out`` has ``dtype``, the reference's shape and its values to the dtype's rounding."""
     ref = np.asarray(ref, dtype=np.float64)
     assert out.dtype is dtype, (what, out.dtype)
     assert out.shape == ref.shape, (what, out.shape, ref.shape)
-    np.testing.assert_allclose(values(out), ref, rtol=RTOL.get(dtype, 0), atol=atol, err_msg=str(what))
+    np.testing.assert_allclose(values(out), ref, rtol=RTOL.get(dtype, 0) if rtol is None else rtol, atol=atol,
+                               err_msg=str(what))
 
 
 def axes(ndim, dim):
@@ -580,8 +581,11 @@ def test_norm_is_the_formula(p, ref, case):
     with np.errstate(divide="ignore"):
         assert_close(t(a).norm(p, dim, keepdim), ref(a, axis, keepdim), tp.float64, (p, a.shape, dim))
         f = a.astype(np.float32)
+        # a float32 sum of up to a few hundred terms, then the power 1/p, which multiplies its relative
+        # error by 1/p (2 for p = 0.5): a bound, not the float32 rounding of one operation
+        scale = 1.0 / p if isinstance(p, (int, float)) and 0 < p < 1 else 1.0
         assert_close(tp.norm(t(f), p, dim, keepdim), ref(f.astype(np.float64), axis, keepdim), tp.float32,
-                     (p, a.shape, dim), atol=1e-5)
+                     (p, a.shape, dim), atol=1e-5, rtol=5e-6 * scale)
 
 
 def test_norm_dtypes():
