@@ -74,9 +74,14 @@ class Report:
     def ops(self):
         """One :class:`OpResult` per op name, in database order."""
         rows = {}
+        undtyped = {}  # op name -> worst status of its checks that take no dtype (a transform's)
         for case, o in self.results:
             r = rows.setdefault(case.opinfo.name, OpResult(case.opinfo.name))
             dt = case.dtype.name if case.dtype is not None else None
+            if dt is None:
+                prev = undtyped.get(r.op)
+                if prev is None or _RANK[o.status] < _RANK[prev]:
+                    undtyped[r.op] = o.status
             r.cases.append({"dtype": dt, "check": case.check.name, "status": o.status, "message": o.message})
             if o.fallback:
                 r.fallback = tuple(sorted(set(r.fallback) | set(o.fallback)))
@@ -90,6 +95,9 @@ class Report:
                     reason = "xfail: " + reason
                 if reason not in r.reasons:
                     r.reasons.append(reason)
+        for name, status in undtyped.items():
+            if not rows[name].dtypes:  # only dtype-free checks ran: show them as "any"
+                rows[name].dtypes["any"] = status
         return list(rows.values())
 
     def summary(self):
