@@ -2,8 +2,9 @@
 //
 // The caller broadcasts the batch dims (stride 0 where an operand repeats) and
 // allocates a dense out. Each batch runs a cache-blocked i-k-j loop: a strip of
-// b's rows is reused across all rows of a while it sits in cache, and the
-// innermost loop runs along contiguous rows of b and out so it vectorises.
+// b's rows is reused across all rows of a while it sits in cache, four rows of
+// out are updated per load of a row of b, and the innermost loop runs along
+// contiguous rows of b and out so it vectorises.
 // b is packed densely first when its rows are not contiguous (x @ w.t()).
 #include "runtime.h"
 
@@ -33,7 +34,31 @@ void gemm(std::int64_t M, std::int64_t N, std::int64_t K, const char* a, std::in
     const std::int64_t k1 = std::min(K, k0 + kBlockK);
     for (std::int64_t j0 = 0; j0 < N; j0 += kBlockN) {
       const std::int64_t j1 = std::min(N, j0 + kBlockN);
-      for (std::int64_t i = 0; i < M; ++i) {
+      std::int64_t i = 0;
+      // four rows of out at a time: each row of b loaded once feeds four accumulating rows
+      for (; i + 4 <= M; i += 4) {
+        W* __restrict c0 = cw + i * N;
+        W* __restrict c1 = c0 + N;
+        W* __restrict c2 = c1 + N;
+        W* __restrict c3 = c2 + N;
+        const char* a0 = a + i * a_rs;
+        for (std::int64_t k = k0; k < k1; ++k) {
+          const char* ak = a0 + k * a_cs;
+          const W x0 = W(*reinterpret_cast<const T*>(ak));
+          const W x1 = W(*reinterpret_cast<const T*>(ak + a_rs));
+          const W x2 = W(*reinterpret_cast<const T*>(ak + 2 * a_rs));
+          const W x3 = W(*reinterpret_cast<const T*>(ak + 3 * a_rs));
+          const W* __restrict brow = bw + k * ldb;
+          for (std::int64_t j = j0; j < j1; ++j) {
+            const W bj = brow[j];
+            c0[j] += x0 * bj;
+            c1[j] += x1 * bj;
+            c2[j] += x2 * bj;
+            c3[j] += x3 * bj;
+          }
+        }
+      }
+      for (; i < M; ++i) {
         W* __restrict crow = cw + i * N;
         const char* arow = a + i * a_rs;
         for (std::int64_t k = k0; k < k1; ++k) {
