@@ -248,6 +248,21 @@ def test_index_errors_match_the_cpu(call, exc, message):
         call(x.to("openreg"))
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 11), st.integers(1, 9), st.integers(1, 21), st.sampled_from([(), (3,), (2, 1)]),
+       st.sampled_from(DTYPES), st.booleans())
+def test_matmul_matches_numpy_for_any_row_count(m, k, n, batch, dtype, transposed_b):
+    # rows of out go four at a time, then one by one: every M mod 4, batched and with a transposed b
+    rng = np.random.default_rng(m * 1000 + k * 10 + n)
+    a = rng.integers(-5, 6, size=batch + (m, k)).astype(dtype.np)
+    b = rng.integers(-5, 6, size=(n, k) if transposed_b else (k, n)).astype(dtype.np)
+    bd = tp.tensor(b, device="openreg")
+    got = tp.tensor(a, device="openreg") @ (bd.t() if transposed_b else bd)
+    expected = a @ (b.T if transposed_b else b)
+    assert got.device.type == "openreg" and got.dtype is dtype
+    np.testing.assert_array_equal(np.asarray(got.tolist()), expected)  # small integers: exact in every dtype
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.integers(1, 4), min_size=1, max_size=4), st.data())
 def test_broadcast_add_and_sum_over_random_shapes(shape, data):
