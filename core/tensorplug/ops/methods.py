@@ -78,11 +78,16 @@ attach("expand_as", lambda self, other: V.expand(self, other.shape))
 attach("view_as", lambda self, other: V.view(self, other.shape))
 attach("reshape_as", lambda self, other: V.reshape(self, other.shape))
 Tensor.T = property(lambda self: V.permute(self, tuple(range(self.dim() - 1, -1, -1))))
+_SWAP_LAST = {n: tuple(range(n - 2)) + (n - 1, n - 2) for n in range(2, 9)}
+
+
 def _mT(self):
-    if self.dim() < 2:
+    n = len(self._shape)
+    if n < 2:
         raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
-                           f"Got {self.dim()}-D tensor.")
-    return V.transpose(self, -2, -1)
+                           f"Got {n}-D tensor.")
+    dims = _SWAP_LAST.get(n) or tuple(range(n - 2)) + (n - 1, n - 2)
+    return V.permute(self, dims)  # transpose(-2, -1) without its extra dispatch
 
 
 Tensor.mT = property(_mT)

@@ -44,7 +44,14 @@ class CPUBackend(Backend):
 
     def strides(self, native):
         isz = native.itemsize
-        return tuple(s // isz for s in native.strides)
+        st = native.strides
+        n = len(st)
+        # unrolled for the common ranks: stride() sits on every view's check
+        if n == 2:
+            return (st[0] // isz, st[1] // isz)
+        if n == 1:
+            return (st[0] // isz,)
+        return tuple([s // isz for s in st])
 
     def storage(self, native):
         if native.base is None:  # owns its memory: the common case, no address arithmetic

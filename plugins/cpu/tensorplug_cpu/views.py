@@ -13,14 +13,16 @@ C-contiguous inputs, where a reshape gives PyTorch's strides).
 from __future__ import annotations
 
 from tensorplug.tensor import make_view
-from tensorplug.ops.views import (view_strides, permute_dims, squeeze_dims, select_index, slice_bounds, _view_impl,
+from tensorplug.ops.views import (_infer_size, squeeze_dims, select_index, slice_bounds, _view_impl,
                                   _unsqueeze_impl)
 
 _ALL = slice(None)
 
 
 def view(self, size):
-    size, _ = view_strides(self, size)
+    # the core's check has validated the view with PyTorch's rules; only -1 needs resolving here
+    if -1 in size:
+        size = _infer_size(size, self._data.size)
     arr = self._data.view()
     try:
         arr.shape = size
@@ -30,7 +32,8 @@ def view(self, size):
 
 
 def permute(self, dims):
-    return make_view(self, self._data.transpose(permute_dims(self, dims)))
+    # the core's check has validated dims (a permutation, in range); numpy takes negative ones as they are
+    return make_view(self, self._data.transpose(dims))
 
 
 def alias(self):
