@@ -53,6 +53,14 @@ def cases(quick):
         tx, ty = (torch.from_numpy(a), torch.from_numpy(b)) if torch else (None, None)
         add_case(f"x + y  float32[{n}]", lambda a=a, b=b: a + b, lambda x=x, y=y: x + y,
                  (lambda tx=tx, ty=ty: tx + ty) if torch else None)
+    # leaves that require grad: each call records a node (and, as in PyTorch, the leaves' accumulators)
+    a = rng.standard_normal(4).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    x, y = tp.from_numpy(a.copy()).requires_grad_(), tp.from_numpy(b.copy()).requires_grad_()
+    tx, ty = (torch.from_numpy(a.copy()).requires_grad_(), torch.from_numpy(b.copy()).requires_grad_()) if torch \
+        else (None, None)
+    add_case("x + y  float32[4] grad", lambda a=a, b=b: a + b, lambda x=x, y=y: x + y,
+             (lambda tx=tx, ty=ty: tx + ty) if torch else None)
     a = rng.standard_normal(1000).astype(np.float32)
     x = tp.from_numpy(a)
     ta = torch.from_numpy(a) if torch else None
