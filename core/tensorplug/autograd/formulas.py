@@ -29,11 +29,12 @@ from __future__ import annotations
 import inspect
 import traceback
 
+from .. import dtypes as _dt
 from ..dispatch.keys import Autograd
 from ..dispatch import dispatcher as _d
 from ..dispatch.dispatcher import _tls
 from ..tensor import Tensor, make_tensor as _make_tensor
-from .graph import Node, gradient_edge, _seq, _anomaly, _type_name
+from .graph import Node, gradient_edge, leaf_edge, _seq, _anomaly, _type_name
 from .views import check_view_inplace, rebase_history
 
 _BIT = Autograd.bit
@@ -125,6 +126,8 @@ def _unpack_input(v):
 
 class FormulaNode(Node):
     """A node whose backward is a registered formula; one subclass per op (``MulBackward0``)."""
+
+    __slots__ = ("_saved",)
 
     _info = None
     _slots = None      # per Tensor argument: 0, or the length of a Tensor[] argument (set per call for lists)
@@ -304,10 +307,6 @@ def derivative(op_name, *, nondiff_outputs=(), uses=None):
     return register
 
 
-def _edge(t):
-    return gradient_edge(t) if t._requires_grad else _NO_EDGE
-
-
 def _opt_edge(t):
     return gradient_edge(t) if t is not None and t._requires_grad else _NO_EDGE
 
@@ -373,7 +372,7 @@ def make_autograd_kernel(info):
     n = len(schema.arguments)
     names = [f"a{i}" for i in range(n)]
     call = ", ".join(names)
-    req, edges, metas = [], [], []
+    req, edges, metas, flags = [], [], [], {}
     for p in info.tensor_positions:
         a = schema.arguments[p]
         v = names[p]
@@ -384,12 +383,16 @@ def make_autograd_kernel(info):
             edges.append(f"_opt_edge({v})")
             metas.append(f"_meta({v})")
         else:
-            req.append(f"{v}._requires_grad")
-            # inline for the common case (a non-leaf input): no call
-            edges.append(f"(({v}._grad_fn, {v}._output_nr) if {v}._grad_fn is not None else _edge({v}))")
+            # read once: the edge and the conditional saves below test it again
+            flags[p] = f"_r{p}"
+            req.append(f"_r{p}")
+            # inline, without a call, for the common case (a non-leaf input)
+            edges.append(f"(((_f{p}, {v}._output_nr) if (_f{p} := {v}._grad_fn) is not None else _leaf_edge({v}))"
+                         f" if _r{p} else _NO_EDGE)")
             metas.append(f"({v}._shape, {v}._dtype, {v}._device)")
-    body = [f"def kernel(ks, {call}):" if call else "def kernel(ks):",
-            f"    if not ({' or '.join(req) or 'False'}):",
+    body = [f"def kernel(ks, {call}):" if call else "def kernel(ks):"]
+    body.extend(f"    {r} = {names[p]}._requires_grad" for p, r in flags.items())
+    body += [f"    if not ({' or '.join(req) or 'False'}):",
             "        try:",
             "            _k = _cache[ks]",
             "        except KeyError:",
@@ -405,7 +408,7 @@ def make_autograd_kernel(info):
         readers = info.uses.get(info.save_names[i])
         if not readers:
             return None
-        return " or ".join(f"{names[arg_index[r]]}._requires_grad" for r in readers)
+        return " or ".join(flags.get(arg_index[r], f"{names[arg_index[r]]}._requires_grad") for r in readers)
 
     for i, (kind, p) in enumerate(info.saves):
         if kind == _SNAPSHOT:
@@ -488,12 +491,15 @@ def make_autograd_kernel(info):
     elif schema.returns and schema.returns[0].is_list:
         body.append("    for _i, _t in enumerate(out): _set_history(_t, node, _i)")
     elif schema.returns and 0 not in info.nondiff_outputs:
-        body.append("    if out._dtype.is_floating_point:")
-        body.append("        out._grad_fn = node; out._output_nr = 0; out._requires_grad = True; out._ks |= _BIT")
+        body.append("    if out._dtype.category == _FLOATING:")
+        # a fresh output has the class default _output_nr 0; the tensor an in-place op returns may not
+        body.append("        out._grad_fn = node; out._requires_grad = True; out._ks |= _BIT"
+                    + ("; out._output_nr = 0" if info.write_positions else ""))
     for p in info.write_positions:
         body.append(f"    if {names[p]}._base is not None: _rebase(({names[p]}), node)")
     body.append("    return out")
-    ns = {"_redispatch": op.redispatch, "_cache": op.cache, "op": op, "_any_req": _any_req, "_edge": _edge, "_opt_edge": _opt_edge,
+    ns = {"_redispatch": op.redispatch, "_cache": op.cache, "op": op, "_any_req": _any_req, "_leaf_edge": leaf_edge, "_NO_EDGE": _NO_EDGE,
+          "_opt_edge": _opt_edge, "_FLOATING": _dt.FLOATING,
           "_meta": _meta, "_check_write": _check_write, "_snapshot": _snapshot, "_SavedOutput": SavedOutput,
           "_new": object.__new__, "_Node": info.node_class, "_next_seq": _seq.__next__, "_anomaly": _anomaly,
           "_format_stack": traceback.format_stack, "_set_history": _set_history, "_rebase": rebase_history,

@@ -28,6 +28,8 @@ node's formula runs in that node's scope) that costs one list check per node oth
 class Node:
     """Base class of graph nodes. Subclasses implement :meth:`apply`."""
 
+    # the fields every node has are slots: the generated kernels store them without making a dict
+    __slots__ = ("next_functions", "_meta", "sequence_nr", "__dict__", "__weakref__")
     num_outputs = 1  # gradients this node receives (one per output of the forward op)
     # rarely set: class defaults, so a recorded node only stores what it has
     _pre_hooks = None
@@ -86,12 +88,19 @@ class _Handle:
 class AccumulateGrad(Node):
     """Sink for a leaf: adds the incoming gradient to ``variable.grad``."""
 
+    __slots__ = ("variable",)
+
     def __init__(self, variable):
         super().__init__((), ((variable._shape, variable._dtype, variable._device),))
         self.variable = variable
 
     def apply(self, grads):
         return ()
+
+
+_new = object.__new__
+_next_seq = _seq.__next__
+_weakref = weakref.ref
 
 
 class SavedTensor:
@@ -160,13 +169,25 @@ def gradient_edge(t):
     fn = t._grad_fn
     if fn is not None:
         return (fn, t._output_nr)
+    return leaf_edge(t)
+
+
+def leaf_edge(t):
+    """The edge into the accumulator of leaf ``t`` (one that requires grad)."""
     # the leaf keeps its accumulator weakly (the accumulator holds the leaf), so
     # every graph that uses the leaf meets the same node while any graph is alive
-    ref = t.__dict__.get("_grad_accumulator")
+    d = t.__dict__
+    ref = d.get("_grad_accumulator")
     acc = ref() if ref is not None else None
     if acc is None:
-        acc = AccumulateGrad(t)
-        t._grad_accumulator = weakref.ref(acc)
+        # what AccumulateGrad(t) does, inline: an op on leaves whose last graph is gone (x + y in a
+        # loop) makes one per leaf per call, as PyTorch does
+        acc = _new(AccumulateGrad)
+        acc.next_functions = ()
+        acc._meta = ((t._shape, t._dtype, t._device),)
+        acc.sequence_nr = _next_seq()
+        acc.variable = t
+        d["_grad_accumulator"] = _weakref(acc)
     return (acc, 0)
 
 
@@ -181,4 +202,4 @@ def forward_stack(node):
     return "".join(node._stack) if node._stack else ""
 
 
-__all__ = ["Node", "AccumulateGrad", "SavedTensor", "gradient_edge"]
+__all__ = ["Node", "AccumulateGrad", "SavedTensor", "gradient_edge", "leaf_edge"]
