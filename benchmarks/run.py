@@ -89,7 +89,7 @@ def hot_path_breakdown():
         "numpy a + b": best_time(lambda: arr + arr),
         "tensor creation (make_tensor)": best_time(lambda: make_tensor(arr, x._dtype, x._device, x._ks)),
         "key set (2 tensors + TLS check)": best_time(
-            lambda: (x._ks | y._ks) if not _tls_active[0] else ((x._ks | y._ks | _tls.include) & ~_tls.exclude)),
+            lambda: (x._ks | y._ks) if not _tls_active else ((x._ks | y._ks | _tls.include) & ~_tls.exclude)),
         "table lookup (cache dict)": best_time(lambda: add.cache[x._ks | y._ks]),
         "cpu kernel called directly": best_time(lambda: kernel(x, y, 1)),
         "op entry (check + dispatch + kernel)": best_time(lambda: add.entry(x, y)),

@@ -511,7 +511,7 @@ def test_entry_function_is_the_lean_hot_path(make_library):
         "        _bad((self, other, alpha,))\n"
         "        raise\n"
         "    _check(self, other, alpha)\n"
-        "    if _tls_active[0]:\n"
+        "    if _tls_active:\n"
         "        _keys = (_keys | _tls.include) & ~_tls.exclude\n"
         "    try:\n"
         "        _kernel = _cache[_keys]\n"

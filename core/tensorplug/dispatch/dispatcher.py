@@ -52,8 +52,10 @@ class _TLS(threading.local):
 
 
 _tls = _TLS()
-_tls_active = [0]  # number of threads whose include/exclude sets are not empty
-_tls_lock = threading.Lock()
+# idents of the threads whose include/exclude sets are not empty: a set, since its add and discard
+# are atomic, where a shared counter would need a lock around every change
+_tls_active: set = set()
+_get_ident = threading.get_ident
 
 
 def tls_state():
@@ -63,13 +65,12 @@ def tls_state():
 
 def set_tls_state(include, exclude):
     """Set the calling thread's include/exclude key sets (ints)."""
-    was = bool(_tls.include or _tls.exclude)
-    now = bool(include or exclude)
     _tls.include = include
     _tls.exclude = exclude
-    if was != now:
-        with _tls_lock:
-            _tls_active[0] += 1 if now else -1
+    if include or exclude:
+        _tls_active.add(_get_ident())
+    else:
+        _tls_active.discard(_get_ident())
 
 
 class _Guard:
@@ -95,16 +96,38 @@ class _Guard:
         return False
 
 
-def _below_autograd(kernel):
-    bit = _keys.Autograd.bit
-
-    def run(*args):
-        inc, exc = _tls.include, _tls.exclude
-        set_tls_state(inc, exc | bit)
-        try:
-            return kernel(*args)
-        finally:
-            set_tls_state(inc, exc)
+def _below_autograd(op, kernel):
+    """``kernel`` run with Autograd excluded, when an argument carries the Autograd bit and grad mode
+    has not excluded it already: other calls record nothing anyway and skip switching the TLS."""
+    from . import argcheck
+    args = op.schema.arguments
+    names = [f"a{i}" for i in range(len(args))]
+    terms = []
+    for n, a in zip(names, args):
+        if a.type != "Tensor":
+            continue
+        if a.is_list:
+            terms.append(f"_ks_list({n})")
+        elif a.optional:
+            terms.append(f"({n}._ks if {n} is not None else 0)")
+        else:
+            terms.append(f"{n}._ks")
+    call = ", ".join(names)
+    src = "\n".join([
+        f"def run({call}):",
+        f"    if not (({' | '.join(terms) or '0'}) & _BIT) or _tls.exclude & _BIT:",
+        f"        return _kernel({call})",
+        "    inc, exc = _tls.include, _tls.exclude",
+        "    set_tls_state(inc, exc | _BIT)",
+        "    try:",
+        f"        return _kernel({call})",
+        "    finally:",
+        "        set_tls_state(inc, exc)",
+    ]) + "\n"
+    ns = {"_kernel": kernel, "_BIT": _keys.Autograd.bit, "_tls": _tls, "set_tls_state": set_tls_state,
+          "_ks_list": argcheck.ks_of_list}
+    exec(compile(src, f"<tensorplug below autograd {op.qualname}>", "exec"), ns)
+    run = ns["run"]
     run.__name__ = getattr(kernel, "__name__", "composite")
     return run
 
@@ -339,7 +362,7 @@ class OpOverload:
                     key == "Autograd" for key, _ in self.table):
                 # the op's own Autograd kernel has recorded it: the ops it decomposes into
                 # here must not be recorded again (PyTorch's AutoDispatchBelowAutograd)
-                return _below_autograd(k)
+                return _below_autograd(self, k)
             return k
         return functools.partial(self._raise_missing, None, backend, ks)
 
@@ -621,7 +644,7 @@ def _make_entry(op, positional=False):
         # after the key set: computing it has validated the tensor arguments
         ns["_check"] = op.check
         body.append(f"    _check({', '.join(call)})")
-    body.append("    if _tls_active[0]:")
+    body.append("    if _tls_active:")
     body.append("        _keys = (_keys | _tls.include) & ~_tls.exclude")
     body.append("    try:")
     body.append("        _kernel = _cache[_keys]")
