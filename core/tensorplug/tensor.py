@@ -9,7 +9,8 @@ five slot stores.
 
 The :class:`Storage` (root buffer plus the version counter shared by all
 views) is created lazily the first time a view is taken or an in-place op
-bumps the version, so ordinary results never pay for it.
+bumps the version, so ordinary results never pay for it; its root buffer is
+looked up only when asked for.
 """
 
 from __future__ import annotations
@@ -22,12 +23,23 @@ from .device import device as _device
 class Storage:
     """The memory a tensor and its views share, with their version counter."""
 
-    __slots__ = ("root", "device", "version", "__weakref__")
+    __slots__ = ("_root", "_native", "device", "version", "__weakref__")
 
     def __init__(self, root, device):
-        self.root = root
+        self._root = root
+        self._native = None
         self.device = device
         self.version = 0
+
+    @property
+    def root(self):
+        """The backend's buffer: found from the first tensor's native array when first asked for, since
+        most storages only ever serve as a version counter (a view's, a saved output's)."""
+        r = self._root
+        if r is None:
+            r = self._root = BACKENDS[self.device.type].storage(self._native)[0]
+            self._native = None
+        return r
 
     def nbytes(self):
         return BACKENDS[self.device.type].storage_nbytes(self.root)
@@ -149,8 +161,12 @@ class Tensor:
     def _get_storage(self):
         st = self._storage
         if st is None:
-            root, _ = BACKENDS[self._device.type].storage(self._data)
-            st = self._storage = Storage(root, self._device)
+            st = _new(Storage)
+            st._root = None
+            st._native = self._data
+            st.device = self._device
+            st.version = 0
+            self._storage = st
         return st
 
     @property
