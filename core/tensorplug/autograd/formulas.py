@@ -37,6 +37,8 @@ from ..tensor import Tensor, make_tensor as _make_tensor
 from .graph import Node, gradient_edge, leaf_edge, _seq, _anomaly, _type_name
 from .views import check_view_inplace, rebase_history
 
+_new = object.__new__
+
 _BIT = Autograd.bit
 FORMULAS: dict = {}  # qualified op name -> FormulaInfo
 _NO_EDGE = (None, 0)
@@ -64,56 +66,47 @@ def _modified_error(t, saved_version, what):
         "compute its gradient. The variable in question was changed in there or anywhere later. Good luck!")
 
 
-class SavedOutput:
-    """An output kept by its own node: data and version counter, not the tensor (no reference cycle).
+def save_output(t):
+    """``(alias, version)`` for an output its own node keeps: an alias without history that shares the
+    output's storage, not the output itself (which holds the node: a reference cycle).
 
-    On unpack it is rebuilt with the node as grad_fn, so double backward sees the graph through it.
+    Backward reads the alias as it is; with grad mode on (``create_graph``) it is rebuilt with the
+    node as grad_fn, so double backward sees the graph through it.
     """
-
-    __slots__ = ("data", "storage", "version", "dtype", "device", "ks", "output_nr", "requires_grad")
-
-    def __init__(self, t, output_nr, differentiable=True):
-        alias = getattr(t, "_alias_without_history", None) if t.__class__ is not Tensor else None
+    if t.__class__ is not Tensor:
+        alias = getattr(t, "_alias_without_history", None)
         if alias is not None:
-            # a transform's wrapper (vmap's batched tensor) has no native array of its own: keep an
-            # alias of it without history (storage None marks this kind)
-            self.data, self.storage, self.version = alias(), None, t._version
-        else:
-            st = t._get_storage()
-            self.data, self.storage, self.version = t._data, st, st.version
-        self.dtype, self.device, self.ks, self.output_nr = t._dtype, t._device, t._ks, output_nr
-        # saved before the output's history is set: it will have this node as grad_fn iff floating
-        self.requires_grad = differentiable and t._dtype.is_floating_point
+            # a transform's wrapper (vmap's batched tensor) has no native array of its own
+            return (alias(), t._version)
+    st = t._storage
+    if st is None:
+        st = t._get_storage()
+    a = _new(Tensor)
+    a._data = t._data
+    a._shape = t._shape
+    a._dtype = t._dtype
+    a._device = t._device
+    a._ks = t._ks & ~_BIT
+    a._storage = st
+    return (a, st.version)
 
-    def _unpack_alias(self, node):
-        a = self.data
-        if a._version != self.version:
-            raise _modified_error(a, self.version, f"output {self.output_nr} of {node.name()}")
+
+def unpack_output(v, node, output_nr, differentiable):
+    a, version = v
+    if a._version != version:
+        raise _modified_error(a, version, f"output {output_nr} of {node.name()}")
+    if not differentiable or _tls.exclude & _BIT or a._dtype.category != _dt.FLOATING:
+        return a
+    if a.__class__ is Tensor:
+        out = _make_tensor(a._data, a._dtype, a._device, a._ks | _BIT)
+        out._storage = a._storage
+    else:
         out = a._alias_without_history()
-        if self.requires_grad and not (_tls.exclude & _BIT):
-            out._ks |= _BIT
-            out._requires_grad = True
-            out._grad_fn = node
-            out._output_nr = self.output_nr
-        return out
-
-    def unpack(self, node):
-        if self.storage is None:
-            return self._unpack_alias(node)
-        if self.storage.version != self.version:
-            out = _make_tensor(self.data, self.dtype, self.device, self.ks & ~_BIT)
-            out._storage = self.storage
-            raise _modified_error(out, self.version, f"output {self.output_nr} of {node.name()}")
-        if self.requires_grad and not (_tls.exclude & _BIT):
-            # grad mode is on (create_graph): the output is rebuilt with its history
-            out = _make_tensor(self.data, self.dtype, self.device, self.ks | _BIT)
-            out._requires_grad = True
-            out._grad_fn = node
-            out._output_nr = self.output_nr
-        else:
-            out = _make_tensor(self.data, self.dtype, self.device, self.ks & ~_BIT)
-        out._storage = self.storage
-        return out
+        out._ks |= _BIT
+    out._requires_grad = True
+    out._grad_fn = node
+    out._output_nr = output_nr
+    return out
 
 
 def _unpack_input(v):
@@ -139,13 +132,13 @@ class FormulaNode(Node):
         if saved is None:
             raise RuntimeError(_SECOND_TIME)
         vals = []
-        for kind, v in zip(info.save_kinds, saved):
+        for (kind, p), v in zip(info.saves, saved):
             if kind == _VALUE or kind == _SHAPE:
                 vals.append(v)
             elif kind == _INPUT or kind == _SNAPSHOT:
                 vals.append(_unpack_input(v) if v is not None else None)
             elif kind == _OUTPUT:
-                vals.append(v.unpack(self))
+                vals.append(unpack_output(v, self, p, p not in info.nondiff_outputs))
             else:
                 vals.append([_unpack_input(x) if x is not None else None for x in v])
         if info.wants_needs:
@@ -212,11 +205,17 @@ def _fast_apply(info):
     lines = ["def apply(self, grads):", "    s = self._saved", "    if s is None:",
              "        raise RuntimeError(_SECOND_TIME)"]
     args = ["grads[0]"]
+    diff = 0 not in info.nondiff_outputs
     for i, kind in enumerate(info.save_kinds):
         if kind in (_VALUE, _SHAPE):
             args.append(f"s[{i}]")
         elif kind == _OUTPUT:
-            args.append(f"s[{i}].unpack(self)")
+            # the alias as it is unless grad mode is on (create_graph) and the output is differentiable
+            lines.append(f"    o{i}, ver{i} = s[{i}]")
+            fast = f"o{i}._version == ver{i}" + (" and _tls.exclude & _BIT" if diff else "")
+            lines.append(f"    if not ({fast}):")
+            lines.append(f"        o{i} = _unpack_output(s[{i}], self, 0, {diff})")
+            args.append(f"o{i}")
         else:
             lines.append(f"    v{i} = s[{i}]")
             lines.append(f"    if v{i} is not None:")
@@ -229,7 +228,8 @@ def _fast_apply(info):
         args.append("(" + "".join(f"e[{k}][0] is not None, " for k in range(n)) + ")")
     call = f"_formula({', '.join(args)})"
     lines.append(f"    return ({call},)" if info.n_tensor_args == 1 else f"    return tuple({call})")
-    ns = {"_formula": info.formula, "_unpack_input": _unpack_input, "_SECOND_TIME": _SECOND_TIME}
+    ns = {"_formula": info.formula, "_unpack_input": _unpack_input, "_unpack_output": unpack_output,
+          "_SECOND_TIME": _SECOND_TIME, "_tls": _tls, "_BIT": _BIT}
     exec(compile("\n".join(lines) + "\n", f"<backward {info.op.qualname}>", "exec"), ns)
     return ns["apply"]
 
@@ -465,7 +465,7 @@ def make_autograd_kernel(info):
         elif kind == _SHAPE:
             saved.append(f"{names[p]}._shape")
         elif kind == _OUTPUT:
-            saved.append(f"_SavedOutput({'outs[%d]' % p if multi else 'out'}, {p}, {p not in info.nondiff_outputs})")
+            saved.append(f"_save_output({'outs[%d]' % p if multi else 'out'})")
         elif kind == _LIST:
             saved.append(f"[(x, x._version) if x is not None else None for x in {names[p]}]")
         else:
@@ -500,7 +500,7 @@ def make_autograd_kernel(info):
     body.append("    return out")
     ns = {"_redispatch": op.redispatch, "_cache": op.cache, "op": op, "_any_req": _any_req, "_leaf_edge": leaf_edge, "_NO_EDGE": _NO_EDGE,
           "_opt_edge": _opt_edge, "_FLOATING": _dt.FLOATING,
-          "_meta": _meta, "_check_write": _check_write, "_snapshot": _snapshot, "_SavedOutput": SavedOutput,
+          "_meta": _meta, "_check_write": _check_write, "_snapshot": _snapshot, "_save_output": save_output,
           "_new": object.__new__, "_Node": info.node_class, "_next_seq": _seq.__next__, "_anomaly": _anomaly,
           "_format_stack": traceback.format_stack, "_set_history": _set_history, "_rebase": rebase_history,
           "_BIT": _BIT}
@@ -512,4 +512,4 @@ def make_autograd_kernel(info):
     return kernel
 
 
-__all__ = ["derivative", "FORMULAS", "FormulaNode", "SavedOutput", "camel"]
+__all__ = ["derivative", "FORMULAS", "FormulaNode", "save_output", "unpack_output", "camel"]
