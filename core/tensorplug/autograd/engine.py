@@ -21,7 +21,7 @@ _refcount = getattr(sys, "getrefcount", lambda obj: 1 << 30)
 def _collect(roots, targets):
     """Dependency counts of the graph below ``roots``, restricted to nodes that
     lead to a node in ``targets`` when targets are given."""
-    seen = set(roots)
+    roots_set = set(roots)
     stack = list(roots)
     deps = {}
     order = [] if targets is not None else None
@@ -32,10 +32,14 @@ def _collect(roots, targets):
         for nxt, _ in node.next_functions:
             if nxt is None:
                 continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
+            d = deps.get(nxt)
+            if d is None:
+                # first edge into nxt: it has not been seen unless it is a root (already on the stack)
+                deps[nxt] = 1
+                if nxt not in roots_set:
+                    stack.append(nxt)
+            else:
+                deps[nxt] = d + 1
     if targets is None:
         return deps, None
     needed = set(n for n in order if n in targets)
@@ -137,13 +141,22 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
             root_nodes.append(node)
         buf[nr] = g if buf[nr] is None else buf[nr] + g
     deps, needed = _collect(root_nodes, targets)
-    heap = [(-n.sequence_nr, n.sequence_nr, n) for n in root_nodes if deps.get(n, 0) == 0
-            and (needed is None or n in needed)]
+    # sequence numbers are unique, so a (-sequence_nr, node) entry never compares nodes
+    heap = [(-n.sequence_nr, n) for n in root_nodes if deps.get(n, 0) == 0 and (needed is None or n in needed)]
     heapify(heap)
+    # the node that runs next when it is the latest-created ready one: in a chain the ready set is
+    # one node at a time, which then bypasses the heap
+    ready = None
     anomaly = _anomaly[0]
     with set_grad_enabled(create_graph):
-        while heap:
-            node = heappop(heap)[2]
+        while True:
+            if ready is not None:
+                node = ready
+                ready = None
+            elif heap:
+                node = heappop(heap)[1]
+            else:
+                break
             grads = buffers.pop(node, None)
             if grads is None:
                 grads = [None] * node.num_outputs
@@ -207,7 +220,13 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                 d = deps[nxt] - 1
                 deps[nxt] = d
                 if d == 0:
-                    heappush(heap, (-nxt.sequence_nr, nxt.sequence_nr, nxt))
+                    if ready is None:
+                        ready = nxt
+                    else:
+                        heappush(heap, (-nxt.sequence_nr, nxt))
+            if ready is not None and heap and heap[0][0] < -ready.sequence_nr:
+                heappush(heap, (-ready.sequence_nr, ready))
+                ready = None
             out = g = buf = prev = None  # hold no gradient past its consumer (see _accumulate)
     if results is not None and not allow_unused and accumulate is False:
         for i, r in enumerate(results):
