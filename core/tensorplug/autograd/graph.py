@@ -89,10 +89,13 @@ class AccumulateGrad(Node):
     """Sink for a leaf: adds the incoming gradient to ``variable.grad``."""
 
     __slots__ = ("variable",)
+    # a sink has no edges, and its input's metadata is the leaf's: neither is stored per accumulator
+    next_functions = ()
 
-    def __init__(self, variable):
-        super().__init__((), ((variable._shape, variable._dtype, variable._device),))
-        self.variable = variable
+    @property
+    def _meta(self):
+        v = self.variable
+        return ((v._shape, v._dtype, v._device),)
 
     def apply(self, grads):
         return ()
@@ -180,11 +183,9 @@ def leaf_edge(t):
     ref = d.get("_grad_accumulator")
     acc = ref() if ref is not None else None
     if acc is None:
-        # what AccumulateGrad(t) does, inline: an op on leaves whose last graph is gone (x + y in a
-        # loop) makes one per leaf per call, as PyTorch does
+        # made without an __init__ call: an op on leaves whose last graph is gone (x + y in a loop)
+        # makes one per leaf per call, as PyTorch does
         acc = _new(AccumulateGrad)
-        acc.next_functions = ()
-        acc._meta = ((t._shape, t._dtype, t._device),)
         acc.sequence_nr = _next_seq()
         acc.variable = t
         d["_grad_accumulator"] = _weakref(acc)
