@@ -735,12 +735,13 @@ def _check_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=Fals
                            "instead.")
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
-    if not 0.0 <= dropout_p <= 1.0:
+    if dropout_p > 1.0:  # as PyTorch: no dropout at all for dropout_p <= 0
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
     if enable_gqa and q.dim() >= 3 and k.dim() >= 3:
         hq, hk, hv = q._shape[-3], k._shape[-3], v._shape[-3]
         if hk == 0 or hv == 0 or hq % hk or hq % hv:
-            raise RuntimeError("Number of heads in key and value must divide the number of heads in query")
+            # PyTorch's message, cut short as it is there
+            raise RuntimeError("Number of heads in key and value must divide the number of heads in ")
 
 
 def _repeat_heads(t, groups):
