@@ -13,7 +13,6 @@ Argument errors are PyTorch's (type and message), checked before any work.
 
 from __future__ import annotations
 
-import math
 import warnings
 
 from ..autograd.grad_mode import no_grad
@@ -34,7 +33,6 @@ __all__ = [
     "huber_loss", "smooth_l1_loss", "kl_div",
 ]
 
-_INF = math.inf
 
 
 def _size(shape):
