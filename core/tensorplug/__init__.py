@@ -27,6 +27,7 @@ from .ops import memory as _memory, views as _views, elementwise as _elementwise
 from .ops import reductions as _reductions, linalg as _linalg, indexing as _indexing  # noqa: F401
 from .ops import random as _random, composite as _composite  # noqa: F401
 from .ops import methods as _methods  # noqa: F401
+from .ops import nn_ops as _nn_ops  # noqa: F401
 from .ops.factories import (tensor, as_tensor, from_numpy, empty, zeros, ones, full, empty_like, zeros_like,
                             ones_like, full_like, arange, linspace, eye)
 from .ops.promotion import result_type, broadcast_shapes

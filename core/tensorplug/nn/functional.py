@@ -1,28 +1,24 @@
 """``tensorplug.nn.functional``: the layers and losses as functions.
 
-Every function is a composite of public tensor ops (no numpy), so it runs on
-any backend and autograd differentiates it through its pieces:
-
-* convolutions are im2col: one strided view of the input per kernel
-  position, one ``stack`` copy of them all (N, C*kh*kw, Ho*Wo), one
-  broadcast matmul with the weight (per group) that lands in NCHW order;
-* pooling takes the same columns (a plain reshape when windows do not
-  overlap); max pooling picks each window's first maximum with ``argmax`` +
-  ``gather``, so its gradient goes to that one element as in PyTorch;
-* the losses on class indices pick the target log-probabilities with
-  ``gather`` (never a one-hot matmul).
+Convolution, pooling, normalization, embedding, the class-index losses and
+scaled dot-product attention are operators (``tensorplug/ops/nn_ops.py``):
+the functions here convert PyTorch's Python-level arguments (``None``
+strides, string reductions, ``max_norm``) and call the operator, whose
+decomposition runs unless a backend registered a kernel of its own. The other
+functions are composites of public tensor ops (no numpy), so they run on any
+backend and autograd differentiates them through their pieces.
 
 Argument errors are PyTorch's (type and message), checked before any work.
 """
 
 from __future__ import annotations
 
-import math
 import warnings
 
-from .. import dtypes as _dt
 from ..autograd.grad_mode import no_grad
 from ..ops.promotion import _pt_name
+from ..ops import nn_ops as _ops
+from ..ops.nn_ops import constant_pad as _constant_pad
 from .modules.utils import _single, _pair
 import tensorplug as _tp
 
@@ -30,13 +26,13 @@ __all__ = [
     "linear", "bilinear", "conv1d", "conv2d", "pad",
     "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
     "batch_norm", "layer_norm", "group_norm", "dropout", "embedding", "one_hot", "normalize",
+    "scaled_dot_product_attention",
     "relu", "relu_", "relu6", "elu", "leaky_relu", "gelu", "silu", "mish", "softplus", "hardtanh", "tanh",
     "sigmoid", "logsigmoid", "softmax", "softmin", "log_softmax",
     "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
     "huber_loss", "smooth_l1_loss", "kl_div",
 ]
 
-_INF = math.inf
 
 
 def _size(shape):
@@ -67,33 +63,6 @@ def bilinear(input1, input2, weight, bias=None):
 
 
 # -- padding ------------------------------------------------------------------------------------
-def _constant_pad(x, pad, value):
-    """``pad`` (last dim first, (lo, hi) pairs, negative crops) filled with ``value``: one cat per padded dim."""
-    out = x
-    n = x.dim()
-    for i in range(len(pad) // 2):
-        dim = n - 1 - i
-        lo, hi = pad[2 * i], pad[2 * i + 1]
-        if lo < 0:
-            out = out.narrow(dim, -lo, out._shape[dim] + lo)
-            lo = 0
-        if hi < 0:
-            out = out.narrow(dim, 0, out._shape[dim] + hi)
-            hi = 0
-        if lo or hi:
-            parts = []
-            shape = list(out._shape)
-            if lo:
-                shape[dim] = lo
-                parts.append(_tp.full(shape, value, dtype=out._dtype, device=out._device))
-            parts.append(out)
-            if hi:
-                shape[dim] = hi
-                parts.append(_tp.full(shape, value, dtype=out._dtype, device=out._device))
-            out = _tp.cat(parts, dim)
-    return out
-
-
 def _index_pad(x, pad, mode):
     """reflect / replicate / circular padding as one ``index_select`` per padded dim."""
     out = x
@@ -153,294 +122,60 @@ def pad(input, pad, mode="constant", value=None):
     return input.clone() if out is input else out
 
 
-# -- sliding windows (shared by convolution and pooling) ----------------------------------------------
-def _out_size(size, k, s, d):
-    return (size - d * (k - 1) - 1) // s + 1
-
-
-def _tiles(x, kernel, ho, wo):
-    """Non-overlapping windows (stride == kernel, no dilation) as a view (N, C, Ho, kh, Wo, kw) of ``x``."""
-    n, c, h, w = x._shape
-    kh, kw = kernel
-    if ho * kh != h:
-        x = x.narrow(2, 0, ho * kh)
-    if wo * kw != w:
-        x = x.narrow(3, 0, wo * kw)
-    return x.reshape(n, c, ho, kh, wo, kw)
-
-
-def _patches(x, kernel, stride, dilation):
-    """im2col of a 4-D (already padded) ``x``: (N, C, kh * kw, Ho, Wo), entry [:, :, i * kw + j] being the
-    input under kernel position (i, j) of every window.
-
-    Each kernel position is one strided view of ``x`` and one ``stack`` copies them all, so the backward
-    is one slice-gradient per kernel position. Non-overlapping windows are a reshape of ``x`` instead.
-    """
-    n, c, h, w = x._shape
-    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
-    ho, wo = _out_size(h, kh, sh, dh), _out_size(w, kw, sw, dw)
-    if (sh, sw) == (kh, kw) and dh == 1 and dw == 1:
-        return _tiles(x, kernel, ho, wo).permute(0, 1, 3, 5, 2, 4).reshape(n, c, kh * kw, ho, wo)
-    views = []
-    for i in range(kh):
-        rows = x.narrow(2, i * dh, ho) if sh == 1 else x[:, :, i * dh:i * dh + sh * (ho - 1) + 1:sh]
-        for j in range(kw):
-            views.append(rows.narrow(3, j * dw, wo) if sw == 1 else rows[..., j * dw:j * dw + sw * (wo - 1) + 1:sw])
-    return _tp.stack(views, 2)
-
-
 # -- convolution ---------------------------------------------------------------------------------
-def _conv_arg(name, value, nd):
-    t = _single(value) if nd == 1 else _pair(value)
-    if len(t) == 1:
-        t = t * nd
-    if len(t) != nd:
-        raise RuntimeError(f"expected {name} to be a single integer value or a list of {nd} values to match the "
-                           f"convolution dimensions, but got {name}={list(t)}")
-    return t
-
-
-def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
-    """Shared body of conv1d and conv2d: checks, padding, then the 2-D im2col kernel."""
-    name = f"conv{nd}d"
-    if input.dim() not in (nd + 1, nd + 2):
-        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input "
-                           f"of size: {list(input._shape)}")
-    if weight.dim() != nd + 2:
-        raise RuntimeError(f"{name}: expected a {nd + 2}-dimensional weight, but got weight of size "
-                           f"{list(weight._shape)}")
-    stride = _conv_arg("stride", stride, nd)
-    dilation = _conv_arg("dilation", dilation, nd)
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("non-positive stride is not supported")
-    if any(d <= 0 for d in dilation):
-        raise RuntimeError("non-positive dilation is not supported")
-    if groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
-    kernel = weight._shape[2:]
-    if isinstance(padding, str):
-        if padding == "valid":
-            pads = [(0, 0)] * nd
-        elif padding == "same":
-            if any(s != 1 for s in stride):
-                raise RuntimeError("padding='same' is not supported for strided convolutions")
-            # an odd total puts the extra element on the right, as PyTorch does
-            pads = [(d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2) for d, k in zip(dilation, kernel)]
-        else:
-            raise RuntimeError(f"Invalid padding string: '{padding}'")
-    else:
-        padding = _conv_arg("padding", padding, nd)
-        if any(p < 0 for p in padding):
-            raise RuntimeError("negative padding is not supported")
-        pads = [(p, p) for p in padding]
-    batched = input.dim() == nd + 2
-    x = input if batched else input.unsqueeze(0)
-    out_c, in_cg = weight._shape[:2]
-    c = x._shape[1]
-    if out_c % groups:
-        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
-                           f"but got weight of size [{list(weight._shape)}] instead")
-    if c != in_cg * groups:
-        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight._shape)}, expected "
-                           f"input{list(x._shape)} to have {in_cg * groups} channels, but got {c} channels instead")
-    if bias is not None and (bias.dim() != 1 or bias._shape[0] != out_c):
-        raise RuntimeError(f"Given weight of size {list(weight._shape)}, expected bias to be 1-dimensional with "
-                           f"{out_c} elements, but got bias of size {list(bias._shape)} instead")
-    if input._dtype is not weight._dtype:
-        raise RuntimeError(f"expected scalar type {_pt_name(input._dtype)} but found {_pt_name(weight._dtype)}")
-    spatial = x._shape[2:]
-    padded = [s + lo + hi for s, (lo, hi) in zip(spatial, pads)]
-    if any(d * (k - 1) + 1 > p for d, k, p in zip(dilation, kernel, padded)):
-        raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel "
-                           f"size: ({' x '.join(str(d * (k - 1) + 1) for d, k in zip(dilation, kernel))}). Kernel "
-                           "size can't be greater than actual input size")
-    if nd == 1:
-        x, weight = x.unsqueeze(2), weight.unsqueeze(2)
-        stride, dilation, pads = (1,) + stride, (1,) + dilation, [(0, 0)] + pads
-    if any(lo or hi for lo, hi in pads):
-        x = _constant_pad(x, (pads[1][0], pads[1][1], pads[0][0], pads[0][1]), 0)
-    out = _conv2d_im2col(x, weight, bias, stride, dilation, groups)
-    if nd == 1:
-        out = out.squeeze(2)
-    return out if batched else out.squeeze(0)
-
-
-def _conv2d_im2col(x, weight, bias, stride, dilation, groups):
-    n = x._shape[0]
-    out_c, cg, kh, kw = weight._shape
-    cols = _patches(x, (kh, kw), stride, dilation)  # N, C, K, Ho, Wo
-    ho, wo = cols._shape[3], cols._shape[4]
-    k = cg * kh * kw
-    # (O, C*K) @ (N, C*K, Ho*Wo) gives (N, O, Ho*Wo): the output already in NCHW order
-    if groups == 1:
-        out = weight.reshape(out_c, k).matmul(cols.reshape(n, k, ho * wo))
-    else:
-        out = weight.reshape(groups, out_c // groups, k).matmul(cols.reshape(n, groups, k, ho * wo))
-    out = out.view(n, out_c, ho, wo)
-    return out if bias is None else out + bias.view(out_c, 1, 1)
+def _ints(v):
+    """Lists become tuples (what the operators take for int[N]); ints and tuples pass as they are."""
+    return tuple(v) if v.__class__ is list else v
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-D convolution (cross-correlation) of ``input`` (N, C_in, L) or (C_in, L) with ``weight``
     (C_out, C_in / groups, k). ``padding`` is an int, a 1-tuple, "valid" or "same"."""
-    return _conv(1, input, weight, bias, stride, padding, dilation, groups)
+    if padding.__class__ is str:
+        return _ops.conv1d_padding(input, weight, bias, _ints(stride), padding, _ints(dilation), groups)
+    return _ops.conv1d(input, weight, bias, _ints(stride), _ints(padding), _ints(dilation), groups)
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D convolution (cross-correlation) of ``input`` (N, C_in, H, W) or (C_in, H, W) with ``weight``
     (C_out, C_in / groups, kh, kw). ``stride``, ``padding``, ``dilation`` are ints or pairs; ``padding`` may
     also be "valid" or "same" (stride 1 only)."""
-    return _conv(2, input, weight, bias, stride, padding, dilation, groups)
+    if padding.__class__ is str:
+        return _ops.conv2d_padding(input, weight, bias, _ints(stride), padding, _ints(dilation), groups)
+    return _ops.conv2d(input, weight, bias, _ints(stride), _ints(padding), _ints(dilation), groups)
 
 
 # -- pooling -------------------------------------------------------------------------------------------
-def _pool_out(size, k, s, p, d, ceil_mode):
-    """PyTorch's pooling_output_shape."""
-    num = size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
-    out = num // s + 1
-    if ceil_mode and (out - 1) * s >= size + p:
-        out -= 1
-    return out
-
-
-def _pool_args(name, nd, kernel_size, stride, padding, dilation):
-    """kernel, stride (the kernel by default), padding and dilation as ``nd``-tuples, validated."""
-    def tup(what, v):
-        t = _single(v) if nd == 1 else _pair(v)
-        if len(t) == 1:
-            t = t * nd
-        if len(t) != nd:
-            raise RuntimeError(f"{name}: {what} must either be a single int, or a tuple of {nd} ints")
-        return t
-    k = tup("kernel_size", kernel_size)
-    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else tup("stride", stride)
-    p, d = tup("padding", padding), tup("dilation", dilation)
-    for what, v, low in (("kernel_size", k, 1), ("stride", s, 1), ("padding", p, 0), ("dilation", d, 1)):
-        if any(x < low for x in v):
-            raise RuntimeError(f"{name}: {what} must be {'non-negative' if low == 0 else 'greater than zero'}, "
-                               f"but got {list(v)}")
-    return k, s, p, d
-
-
-def _pool_prepare(name, nd, input, k, s, p, d, ceil_mode, fill):
-    """The input as (N, C, H, W), padded so that exactly the output's windows fit; and the output size."""
-    if input.dim() not in (nd + 1, nd + 2) or 0 in input._shape[1:]:
-        raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input")
-    batched = input.dim() == nd + 2
-    x = input if batched else input.unsqueeze(0)
-    if nd == 1:
-        x = x.unsqueeze(2)
-        k, s, p, d = (1,) + k, (1,) + s, (0,) + p, (1,) + d
-    sizes = x._shape[2:]
-    outs = tuple(_pool_out(n, ki, si, pi, di, ceil_mode) for n, ki, si, pi, di in zip(sizes, k, s, p, d))
-    if any(o <= 0 for o in outs):
-        shown = x._shape[1:] if nd == 2 else (x._shape[1], x._shape[3])
-        out_shown = (x._shape[1],) + (outs if nd == 2 else outs[1:])
-        raise RuntimeError(f"Given input size: ({'x'.join(map(str, shown))}). Calculated output size: "
-                           f"({'x'.join(map(str, out_shown))}). Output size is too small")
-    # right/bottom: what the last window needs beyond the input (ceil_mode windows may overhang the padding)
-    hi = [max((o - 1) * si + di * (ki - 1) + 1 - n - pi, 0) for o, si, di, ki, n, pi in zip(outs, s, d, k, sizes, p)]
-    if p[0] or p[1] or hi[0] or hi[1]:
-        x = _constant_pad(x, (p[1], hi[1], p[0], hi[0]), fill)
-    return x, batched, (k, s, p, d), outs
-
-
-def _pool_finish(out, nd, batched):
-    if nd == 1:
-        out = out.squeeze(2)
-    return out if batched else out.squeeze(0)
-
-
-def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
-    name = f"max_pool{nd}d"
-    k, s, p, d = _pool_args(name, nd, kernel_size, stride, padding, dilation)
-    for pi, ki, di in zip(p, k, d):
-        if pi > (di * (ki - 1) + 1) // 2:
-            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pi}, "
-                               f"kernel_size={ki} and dilation={di}")
-    fill = -_INF if input._dtype.is_floating_point else _min_of(input._dtype)
-    x, batched, (k, s, p, d), (ho, wo) = _pool_prepare(name, nd, input, k, s, p, d, ceil_mode, fill)
-    cols = _patches(x, k, s, d)
-    # the first maximum of each window (NaN wins), and the gradient goes to it alone, as in PyTorch
-    idx = cols.argmax(2, keepdim=True)
-    out = _pool_finish(cols.gather(2, idx).squeeze(2), nd, batched)
-    if not return_indices:
-        return out
-    idx = idx.squeeze(2)
-    dev = input._device
-    rows = (_tp.arange(ho, device=dev) * s[0] - p[0]).view(ho, 1) + (idx // k[1]) * d[0]
-    cols = (_tp.arange(wo, device=dev) * s[1] - p[1]) + (idx % k[1]) * d[1]
-    width = input._shape[-1]
-    return out, _pool_finish(rows * width + cols, nd, batched)
-
-
-def _min_of(dtype):
-    """The smallest value of an integer (or bool) dtype: what integer max pooling pads with."""
-    if dtype is _dt.bool or dtype is _dt.uint8:
-        return 0
-    return -(1 << (8 * dtype.itemsize - 1))
+def _stride(stride):
+    return () if stride is None else _ints(stride)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """Max over sliding windows of the last dim of (N, C, L) or (C, L); ``stride`` defaults to
     ``kernel_size``. With ``return_indices`` also the flat position of each maximum in its row."""
-    return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+    op = _ops.max_pool1d_with_indices if return_indices else _ops.max_pool1d
+    return op(input, _ints(kernel_size), _stride(stride), _ints(padding), _ints(dilation), ceil_mode)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """Max over sliding windows of (N, C, H, W) or (C, H, W); ``stride`` defaults to ``kernel_size``; padding
     counts as -inf. With ``return_indices`` also each maximum's flat position ``h * W + w`` in its plane."""
-    return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
-
-
-def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    name = f"avg_pool{nd}d"
-    if divisor_override is not None and divisor_override == 0:
-        raise RuntimeError("divisor must be not zero")
-    k, s, p, d = _pool_args(name, nd, kernel_size, stride, padding, 1)
-    if any(pi > ki // 2 for pi, ki in zip(p, k)):
-        (kh, kw), (ph, pw) = (k * 2, p * 2) if nd == 1 else (k, p)
-        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got padW = {pw}, "
-                           f"padH = {ph}, kW = {kw}, kH = {kh}")
-    sizes = input._shape[-nd:]
-    x, batched, (k, s, p, d), outs = _pool_prepare(name, nd, input, k, s, p, d, ceil_mode, 0)
-    if s == k:
-        sums = _tiles(x, k, outs[0], outs[1]).sum((3, 5))
-    else:
-        sums = _patches(x, k, s, d).sum(2)
-    if divisor_override is not None:
-        return _pool_finish(sums / divisor_override, nd, batched)
-    sizes = (1,) + tuple(sizes) if nd == 1 else tuple(sizes)
-    # per output row (column): the window's extent inside the padded input, or inside the input proper
-    counts = []
-    for o, ki, si, pi, n in zip(outs, k, s, p, sizes):
-        row = []
-        for i in range(o):
-            start = i * si - pi
-            end = min(start + ki, n + pi)
-            row.append(end - start if count_include_pad else min(end, n) - max(start, 0))
-        counts.append(row)
-    if all(c == k[0] for c in counts[0]) and all(c == k[1] for c in counts[1]):
-        return _pool_finish(sums / (k[0] * k[1]), nd, batched)
-    div = _tp.tensor([[a * b for b in counts[1]] for a in counts[0]], dtype=sums._dtype, device=sums._device)
-    return _pool_finish(sums / div, nd, batched)
+    op = _ops.max_pool2d_with_indices if return_indices else _ops.max_pool2d
+    return op(input, _ints(kernel_size), _stride(stride), _ints(padding), _ints(dilation), ceil_mode)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
     """Mean over sliding windows of the last dim of (N, C, L) or (C, L); zero padding counts in the mean
     unless ``count_include_pad=False``."""
-    if not input._dtype.is_floating_point:
-        raise RuntimeError(f'"avg_pool2d" not implemented for \'{_pt_name(input._dtype)}\'')
-    return _avg_pool(1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+    return _ops.avg_pool1d(input, _ints(kernel_size), _stride(stride), _ints(padding), ceil_mode, count_include_pad)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     """Mean over sliding windows of (N, C, H, W) or (C, H, W); zero padding counts in the mean unless
     ``count_include_pad=False``; ``divisor_override`` replaces the window size as divisor."""
-    if not input._dtype.is_floating_point:
-        raise RuntimeError(f'"avg_pool2d" not implemented for \'{_pt_name(input._dtype)}\'')
-    return _avg_pool(2, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    return _ops.avg_pool2d(input, _ints(kernel_size), _stride(stride), _ints(padding), ceil_mode, count_include_pad,
+                           divisor_override)
 
 
 def _adaptive_matrix(n_in, n_out, like):
@@ -508,82 +243,22 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     ``running_var`` in place (``momentum``-weighted; the running variance is the unbiased one);
     ``training=False`` uses the running statistics. Computed as ``x * scale + shift`` per channel.
     """
-    if input.dim() < 2:
-        if running_mean is not None:
-            raise RuntimeError(f"running_mean should contain 0 elements not {running_mean.numel()}")
-        raise RuntimeError(f"batch_norm: expected an input of at least 2 dimensions (N, C, ...), got input of "
-                           f"size {list(input._shape)}")
-    if training:
+    if training and input.dim() >= 2:
         _verify_batch_size(input._shape)
-    c = input._shape[1]
-    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
-                    ("bias", bias)):
-        if t is not None and t.numel() != c:
-            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
-    dims = (0,) + tuple(range(2, input.dim()))
-    if training or running_mean is None or running_var is None:
-        var, mean = _tp.var_mean(input, dims, correction=0)
-        if training and running_mean is not None:
-            n = input.numel() // c
-            with no_grad():
-                running_mean.mul_(1 - momentum).add_(mean.detach().to(running_mean._dtype) * momentum)
-                running_var.mul_(1 - momentum).add_(var.detach().to(running_var._dtype) * (momentum * n / (n - 1)))
-    else:
-        mean, var = running_mean, running_var
-    scale = (var + eps).rsqrt()
-    if weight is not None:
-        scale = scale * weight
-    shift = -mean * scale
-    if bias is not None:
-        shift = shift + bias
-    shape = (c,) + (1,) * (input.dim() - 2)
-    return input * scale.to(input._dtype).view(shape) + shift.to(input._dtype).view(shape)
+    return _ops.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, True)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalize over the last ``len(normalized_shape)`` dims, then scale by ``weight`` and shift by ``bias``
     (both of shape ``normalized_shape``)."""
-    ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    k = len(ns)
-    if k == 0 or input._shape[input.dim() - k:] != ns or input.dim() < k:
-        raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
-                           f"[*, {', '.join(map(str, ns))}], but got input of size{list(input._shape)}")
-    for name, t in (("weight", weight), ("bias", bias)):
-        if t is not None and t._shape != ns:
-            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
-                               f"{list(t._shape)} and normalized_shape = {list(ns)}")
-    dims = tuple(range(-k, 0))
-    var, mean = _tp.var_mean(input, dims, correction=0, keepdim=True)
-    out = (input - mean) * (var + eps).rsqrt()
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out
+    ns = (normalized_shape,) if normalized_shape.__class__ is int else tuple(normalized_shape)
+    return _ops.layer_norm(input, ns, weight, bias, eps)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Normalize (N, C, *) over each group of C / num_groups channels (and the spatial dims), then apply the
     per-channel ``weight`` and ``bias``."""
-    if input.dim() < 2:
-        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
-    n, c = input._shape[:2]
-    if c % num_groups:
-        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input "
-                           f"of shape {list(input._shape)} and num_groups={num_groups}")
-    for name, t in (("weight", weight), ("bias", bias)):
-        if t is not None and (t.dim() != 1 or t.numel() != c):
-            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
-                               f"but got {name} of shape {list(t._shape)} and input of shape {list(input._shape)}")
-    x = input.reshape(n, num_groups, -1)
-    var, mean = _tp.var_mean(x, (-1,), correction=0, keepdim=True)
-    out = ((x - mean) * (var + eps).rsqrt()).view(input._shape)
-    shape = (c,) + (1,) * (input.dim() - 2)
-    if weight is not None:
-        out = out * weight.view(shape)
-    if bias is not None:
-        out = out + bias.view(shape)
-    return out
+    return _ops.group_norm(input, num_groups, weight, bias, eps)
 
 
 # -- dropout, embedding, one_hot, normalize ---------------------------------------------------------------
@@ -608,28 +283,15 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     whose ``norm_type``-norm exceeds it; ``scale_grad_by_freq`` divides each row's gradient by how often
     it occurs in ``input``.
     """
-    if input._dtype is not _dt.int64 and input._dtype is not _dt.int32:
-        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
-    if sparse:
-        raise NotImplementedError("embedding(sparse=True): tensorplug has no sparse tensors")
+    _ops._check_embedding(weight, input, -1, scale_grad_by_freq, sparse)
     v = weight._shape[0]
     if padding_idx is not None:
         if not -v <= padding_idx < v:
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx %= v
-    flat = input.reshape(-1)
     if max_norm is not None:
-        _embedding_renorm_(weight, flat, max_norm, norm_type)
-    out = weight.index_select(0, flat)
-    if padding_idx is not None and out._requires_grad:
-        out = _tp.where((flat != padding_idx).unsqueeze(1), out, out.detach())
-    if scale_grad_by_freq and out._requires_grad:
-        counts = _tp.zeros((v,), dtype=out._dtype, device=out._device).index_put_(
-            (flat,), _tp.ones(flat._shape, dtype=out._dtype, device=out._device), accumulate=True)
-        # forward value unchanged (out - out.detach() is exactly 0); gradient scaled by 1 / count
-        out = out.detach() + (out - out.detach()) / counts.index_select(0, flat).unsqueeze(1)
-    return out.view(input._shape + (weight._shape[1],))
+        _embedding_renorm_(weight, input.reshape(-1), max_norm, norm_type)
+    return _ops.embedding(weight, input, -1 if padding_idx is None else padding_idx, scale_grad_by_freq, sparse)
 
 
 def _embedding_renorm_(weight, flat, max_norm, norm_type):
@@ -649,6 +311,9 @@ def one_hot(tensor, num_classes=-1):
 def normalize(input, p=2.0, dim=1, eps=1e-12):
     """``input`` divided by its ``p``-norm along ``dim`` (the norm clamped below at ``eps``)."""
     return input / _tp.norm(input, p, dim, keepdim=True).clamp_min(eps)
+
+
+scaled_dot_product_attention = _ops.scaled_dot_product_attention
 
 
 # -- activations ------------------------------------------------------------------------------------
@@ -816,57 +481,6 @@ def _weighted_loss(loss, weight, reduction, mean_by_weight=True):
     return _reduce(loss, reduction)
 
 
-def _check_target(input, target):
-    """Class-index target checks of nll_loss / cross_entropy (PyTorch's messages)."""
-    if target._dtype is not _dt.int64 and target._dtype is not _dt.uint8:
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_pt_name(target._dtype)}")
-    dim = input.dim()
-    if dim < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {dim})")
-    if dim == 1:
-        if target.dim() > 1:
-            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        if target.dim() == 1 and target._shape[0] != 1:
-            raise RuntimeError(f"size mismatch (got input: {list(input._shape)} , target: {list(target._shape)}")
-        return
-    if target.dim() >= 1 and input._shape[0] != target._shape[0]:
-        raise ValueError(f"Expected input batch_size ({input._shape[0]}) to match target batch_size "
-                         f"({target._shape[0]}).")
-    if dim == 2:
-        if target.dim() != 1:
-            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    elif target._shape != (input._shape[0],) + input._shape[2:]:
-        raise RuntimeError(f"Expected target size {[input._shape[0]] + list(input._shape[2:])}, got "
-                           f"{list(target._shape)}")
-
-
-def _nll_terms(logp, target, weight, ignore_index):
-    """(per-element loss, per-element weight, ignored mask, safe target) for class-index targets.
-
-    ``logp``'s class dim is 1 (0 for a 1-D input); ignored targets become class 0 for ``gather`` and get
-    weight 0.
-    """
-    class_dim = 0 if logp.dim() == 1 else 1
-    c = logp._shape[class_dim]
-    if weight is not None and weight.numel() != c:
-        raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no classes but got "
-                           f"weight tensor of shape: {list(weight._shape)}")
-    ignored = target == ignore_index
-    safe = _tp.where(ignored, 0, target)
-    if safe._dtype is not _dt.int64:
-        safe = safe.long()
-    try:
-        picked = logp.gather(class_dim, safe.unsqueeze(class_dim)).squeeze(class_dim)
-    except RuntimeError:
-        bad = [v for v in safe.reshape(-1).tolist() if not 0 <= v < c]
-        if not bad:
-            raise
-        raise IndexError(f"Target {bad[0]} is out of bounds.") from None
-    kept = (~ignored).to(logp._dtype)
-    w = kept if weight is None else weight.index_select(0, safe.reshape(-1)).view(safe._shape) * kept
-    return -picked * w, w, ignored, safe
-
-
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """Negative log-likelihood of class indices: ``-input[n, target[n]] * weight[target[n]]``.
 
@@ -875,11 +489,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     the other targets.
     """
     reduction = _reduction(reduction, size_average, reduce)
-    _check_target(input, target)
-    loss, w, _, _ = _nll_terms(input, target, weight, ignore_index)
-    if reduction == "mean":
-        return loss.sum() / w.sum()
-    return _reduce(loss, reduction)
+    return _ops.nll_loss(input, target, weight, _ops.REDUCTIONS[reduction], ignore_index)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
@@ -891,48 +501,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     skips index targets; ``label_smoothing`` mixes the target with the uniform distribution.
     """
     reduction = _reduction(reduction, size_average, reduce)
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    class_dim = 0 if input.dim() == 1 else 1
-    if input.dim() < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
-    c = input._shape[class_dim]
-    if target._shape == input._shape:
-        if not target._dtype.is_floating_point:
-            raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
-                               f"{_pt_name(target._dtype)}")
-        if ignore_index != -100:
-            raise RuntimeError("ignore_index is not supported for floating point target")
-        if weight is not None and weight.numel() != c:
-            raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no classes but "
-                               f"got weight tensor of shape: {list(weight._shape)}")
-        logp = input.log_softmax(class_dim)
-        if label_smoothing > 0:
-            target = target * (1 - label_smoothing) + label_smoothing / c
-        prod = logp * target
-        if weight is not None:
-            prod = prod * weight.view((c,) + (1,) * (input.dim() - class_dim - 1))
-        loss = -prod.sum(class_dim)
-        if reduction == "mean":
-            return loss.sum() / (input.numel() // c if c else 0)
-        return _reduce(loss, reduction)
-    _check_target(input, target)
-    logp = input.log_softmax(class_dim)
-    loss, w, ignored, _ = _nll_terms(logp, target, weight, ignore_index)
-    if reduction == "mean":
-        denom = w.sum()
-        nll = loss.sum() / denom
-    else:
-        nll = _reduce(loss, reduction)
-    if label_smoothing <= 0:
-        return nll
-    lp = logp if weight is None else logp * weight.view((c,) + (1,) * (input.dim() - class_dim - 1))
-    smooth = _tp.where(ignored, 0.0, -lp.sum(class_dim))
-    if reduction == "mean":
-        smooth = smooth.sum() / denom
-    else:
-        smooth = _reduce(smooth, reduction)
-    return nll * (1 - label_smoothing) + smooth * (label_smoothing / c)
+    return _ops.cross_entropy_loss(input, target, weight, _ops.REDUCTIONS[reduction], ignore_index, label_smoothing)
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):

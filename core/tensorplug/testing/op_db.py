@@ -2444,7 +2444,7 @@ _conv_errors = {
 }
 for _nd in (1, 2):
     _nn(f"conv{_nd}d", _conv_ref(_nd), _conv_samples(_nd), error_inputs=_conv_errors[_nd],
-        aten=("stack", "matmul", "constant_pad_nd"), **_NN_TOL)
+        aten=(f"conv{_nd}d", f"conv{_nd}d.padding", "stack", "matmul", "cat"), **_NN_TOL)
 
 
 # -- pooling
@@ -2550,13 +2550,15 @@ def _avg_pool_ref(nd):
 
 _POOL_PAD = r"pad should be (at most|smaller than or equal to) half of (effective )?kernel size"
 for _nd in (2, 1):
-    _nn(f"max_pool{_nd}d", _max_pool_ref(_nd), _pool_samples(_nd, _MAX_POOL_CASES[_nd]), aten=("argmax", "gather"),
+    _nn(f"max_pool{_nd}d", _max_pool_ref(_nd), _pool_samples(_nd, _MAX_POOL_CASES[_nd]),
+        aten=(f"max_pool{_nd}d", f"max_pool{_nd}d_with_indices", "argmax", "gather"),
         error_inputs=_errors(
             lambda nd=_nd: _err(RuntimeError, _POOL_PAD, _t((1, 2) + (5,) * nd), 2, padding=2),
             lambda nd=_nd: _err(RuntimeError, r"non-empty 2D or 3D|non-empty 3D or 4D", _t((5,) * (nd - 1)), 2),
             lambda nd=_nd: _err(RuntimeError, r"Output size is too small|Invalid computed output size",
                                 _t((1, 2) + (5,) * nd), 6)))
-    _nn(f"avg_pool{_nd}d", _avg_pool_ref(_nd), _pool_samples(_nd, _AVG_POOL_CASES[_nd]), aten=("sum", "div"),
+    _nn(f"avg_pool{_nd}d", _avg_pool_ref(_nd), _pool_samples(_nd, _AVG_POOL_CASES[_nd]),
+        aten=(f"avg_pool{_nd}d", "sum", "div"),
         error_inputs=_errors(
             lambda nd=_nd: _err(RuntimeError, _POOL_PAD, _t((1, 2) + (5,) * nd), 2, padding=2),
             *((lambda: _err(RuntimeError, "divisor must be not zero", _t((1, 2, 5, 5)), 2, divisor_override=0),)
@@ -2657,14 +2659,14 @@ def _batch_norm_update_samples(device, dtype, requires_grad):
                       {"momentum": 0.3}, name="momentum")
 
 
-_nn("batch_norm", _batch_norm_ref, _batch_norm_samples, aten=("var_mean", "rsqrt", "mul", "add"), **_NN_TOL,
+_nn("batch_norm", _batch_norm_ref, _batch_norm_samples, aten=("batch_norm", "var_mean", "rsqrt", "mul", "add"), **_NN_TOL,
     error_inputs=_errors(
         lambda: _err(RuntimeError, "running_mean should contain 3 elements not 2", _t((2, 3, 4)), _t((2,)), _t((3,))),
         lambda: _err(ValueError, r"Expected more than 1 value per channel when training, got input size "
                                  r"(torch\.Size\(\[1, 3, 1, 1\]\)|\(1, 3, 1, 1\))", _t((1, 3, 1, 1)), None, None,
                      training=True)))
 _add("nn.functional.batch_norm.running_stats", _batch_norm_update, _batch_norm_update_ref, _NN_DTYPES,
-     _batch_norm_update_samples, aten=("var_mean", "mul_", "add_"), **_NN_TOL,
+     _batch_norm_update_samples, aten=("batch_norm", "var_mean", "mul_", "add_"), **_NN_TOL,
      # the updated statistics take no gradient (PyTorch's buffers); the result's is the entry above's
      supports_autograd=False)
 
@@ -2684,7 +2686,7 @@ def _layer_norm_samples(device, dtype, requires_grad):
     yield SampleInput(mk((4,), 4), ((4,), None, mk((4,), 5)), name="vector_bias_only")
 
 
-_nn("layer_norm", _layer_norm_ref, _layer_norm_samples, aten=("var_mean", "rsqrt"), **_NN_TOL,
+_nn("layer_norm", _layer_norm_ref, _layer_norm_samples, aten=("layer_norm", "var_mean", "rsqrt"), **_NN_TOL,
     error_inputs=_errors(
         lambda: _err(RuntimeError, r"Given normalized_shape=\[4\], expected input with shape \[\*, 4\], but got input "
                                    r"of size\s?\[2, 3, 5\]", _t((2, 3, 5)), (4,)),
@@ -2707,7 +2709,7 @@ def _group_norm_samples(device, dtype, requires_grad):
     yield SampleInput(mk((3, 2), 4), (1,), name="one_group")
 
 
-_nn("group_norm", _group_norm_ref, _group_norm_samples, aten=("var_mean", "rsqrt"), **_NN_TOL,
+_nn("group_norm", _group_norm_ref, _group_norm_samples, aten=("group_norm", "var_mean", "rsqrt"), **_NN_TOL,
     error_inputs=_errors(
         lambda: _err(RuntimeError, r"Expected number of channels in input to be divisible by num_groups, but got input "
                                    r"of shape \[2, 3, 5\] and num_groups=2", _t((2, 3, 5)), 2),
@@ -2733,7 +2735,7 @@ def _embedding_samples(device, dtype, requires_grad):
         yield SampleInput(index_tensor([5, 0, 4]), (w,), {"padding_idx": -1}, name="negative_padding_idx")
 
 
-_nn("embedding", _embedding_ref, _embedding_samples, aten=("index_select", "where"),
+_nn("embedding", _embedding_ref, _embedding_samples, aten=("embedding", "index_select", "where"),
     error_inputs=_errors(
         lambda: _err(RuntimeError, r"Expected tensor for argument #1 'indices' to have one of the following scalar "
                                    r"types: Long, Int; but got \S*FloatTensor instead", _t((2,)), _t((3, 2))),
@@ -2853,14 +2855,15 @@ _CLASS_ERRORS = (
     lambda: _err(ValueError, "bad is not a valid value for reduction", _t((2, 3)), index_tensor([0, 1]),
                  reduction="bad"),
 )
-_nn("cross_entropy", _cross_entropy_ref, _class_samples(True), aten=("log_softmax.int", "gather"), **_NN_TOL,
+_nn("cross_entropy", _cross_entropy_ref, _class_samples(True),
+    aten=("cross_entropy_loss", "log_softmax.int", "gather"), **_NN_TOL,
     error_inputs=_errors(
         *_CLASS_ERRORS,
         lambda: _err(RuntimeError, r"label_smoothing must be between 0.0 and 1.0. Got: 1.5", _t((2, 3)),
                      index_tensor([0, 1]), label_smoothing=1.5),
         lambda: _err(RuntimeError, "ignore_index is not supported for floating point target", _t((2, 3)),
                      _t((2, 3), low=0, high=1), ignore_index=1)))
-_nn("nll_loss", _nll_ref, _class_samples(False), aten=("gather",), **_NN_TOL, error_inputs=_errors(*_CLASS_ERRORS))
+_nn("nll_loss", _nll_ref, _class_samples(False), aten=("nll_loss", "gather"), **_NN_TOL, error_inputs=_errors(*_CLASS_ERRORS))
 
 
 def _pointwise_loss_ref(fn, mean_by_weight=True):
@@ -2956,3 +2959,74 @@ def _linear_nn_samples(device, dtype, requires_grad):
 _nn("linear", _linear_ref, _linear_nn_samples, aten=("linear",),
     error_inputs=_errors(lambda: _err(RuntimeError, r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 5x4\)",
                                       _t((2, 3)), _t((4, 5)))))
+
+
+# -- attention
+def _sdpa_ref(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    qv, kv, vv = S.f64(q), S.f64(k), S.f64(v)
+    if enable_gqa and qv.ndim >= 3:
+        kv = np.repeat(kv, qv.shape[-3] // kv.shape[-3], axis=-3)
+        vv = np.repeat(vv, qv.shape[-3] // vv.shape[-3], axis=-3)
+    L, S_, E = qv.shape[-2], kv.shape[-2], qv.shape[-1]
+    scores = qv @ np.swapaxes(kv, -1, -2) * (1 / math.sqrt(E) if scale is None else scale)
+    if is_causal:
+        attn_mask = np.tril(np.ones((L, S_), dtype=bool))
+    if attn_mask is not None:
+        m = np.asarray(attn_mask)
+        scores = np.where(m, scores, -np.inf) if m.dtype == bool else scores + S.f64(m)
+    full = np.all(scores == -np.inf, axis=-1, keepdims=True)
+    scores = np.where(full, 0.0, scores)
+    e = np.exp(scores - scores.max(-1, keepdims=True))
+    w = np.where(full, 0.0, e / e.sum(-1, keepdims=True))
+    return S.cast(w @ vv, q.dtype)
+
+
+def _sdpa_samples(device, dtype, requires_grad):
+    def mk(shape, seed):
+        return make_tensor(shape, dtype, -1, 1, seed=seed, requires_grad=requires_grad)
+
+    def qkv(q, k, v, seed):
+        return mk(q, seed), (mk(k, seed + 1), mk(v, seed + 2))
+    # small enough for the conformance suite's finite differences on every backend
+    q, a = qkv((1, 2), (2, 2), (2, 1), 30)
+    yield SampleInput(q, a, {"is_causal": True}, name="tiny")
+    q, a = qkv((2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 3), 0)
+    yield SampleInput(q, a, name="4d")
+    q, a = qkv((3, 4), (5, 4), (5, 2), 3)
+    yield SampleInput(q, a, name="2d")
+    mask = bool_tensor((3, 5), seed=6)
+    mask[:, 0] = True  # every row keeps one element
+    q, a = qkv((2, 3, 4), (2, 5, 4), (2, 5, 3), 7)
+    yield SampleInput(q, a + (mask,), name="bool_mask")
+    q, a = qkv((1, 2, 3, 4), (1, 2, 5, 4), (1, 2, 5, 3), 10)
+    yield SampleInput(q, a, {"attn_mask": make_tensor((2, 1, 5), dtype, -1, 1, seed=13)}, name="float_mask")
+    q, a = qkv((2, 4, 4), (2, 3, 4), (2, 3, 2), 14)
+    yield SampleInput(q, a, {"is_causal": True}, name="causal")
+    q, a = qkv((2, 3, 4), (2, 3, 4), (2, 3, 4), 17)
+    yield SampleInput(q, a, {"is_causal": True, "scale": 0.3}, name="causal_scale")
+    q, a = qkv((1, 4, 3, 4), (1, 2, 5, 4), (1, 2, 5, 3), 20)
+    yield SampleInput(q, a, {"enable_gqa": True}, name="gqa")
+    if not requires_grad:
+        empty = bool_tensor((3, 5), seed=23)
+        empty[:, 0] = True
+        empty[1] = False  # row 1 takes no part: PyTorch gives zeros
+        q, a = qkv((2, 3, 4), (2, 5, 4), (2, 5, 3), 24)
+        yield SampleInput(q, a + (empty,), name="empty_row")
+
+
+_nn("scaled_dot_product_attention", _sdpa_ref, _sdpa_samples, aten=("scaled_dot_product_attention",), **_NN_TOL,
+    error_inputs=_errors(
+        lambda: _err(RuntimeError, "Explicit attn_mask should not be set when is_causal=True", _t((2, 3, 4)),
+                     _t((2, 5, 4)), _t((2, 5, 3)), bool_tensor((3, 5)), is_causal=True),
+        lambda: _err(RuntimeError, r"Expected query, key, and value to have the same dtype, but got query.dtype: "
+                                   r"float key.dtype: double and value.dtype: float instead.", _t((2, 3, 4)),
+                     _t((2, 5, 4), tp.float64), _t((2, 5, 3))),
+        lambda: _err(RuntimeError, r"Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+                                   r"attn_mask.dtype: long int and  query.dtype: float instead.", _t((2, 3, 4)),
+                     _t((2, 5, 4)), _t((2, 5, 3)), index_tensor([[0] * 5] * 3)),
+        lambda: _err(RuntimeError, "Expected query, key, and value to all be  at least 2 dimensional", _t((4,)),
+                     _t((4,)), _t((4,))),
+        lambda: _err(RuntimeError, "dropout probability has to be between 0 and 1, but got 1.5", _t((2, 3, 4)),
+                     _t((2, 5, 4)), _t((2, 5, 3)), dropout_p=1.5),
+        lambda: _err(RuntimeError, "Number of heads in key and value must divide the number of heads in",
+                     _t((1, 4, 3, 4)), _t((1, 3, 5, 4)), _t((1, 3, 5, 3)), enable_gqa=True)))

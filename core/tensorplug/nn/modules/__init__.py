@@ -8,6 +8,7 @@ from .pooling import MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d, AdaptiveAvgPool
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm, GroupNorm
 from .dropout import Dropout
 from .sparse import Embedding
+from .attention import MultiheadAttention
 from .flatten import Flatten, Unflatten
 from .activation import (ReLU, ReLU6, LeakyReLU, ELU, GELU, SiLU, Mish, Softplus, Hardtanh, Tanh, Sigmoid,
                          LogSigmoid, Softmax, Softmin, LogSoftmax)
@@ -20,5 +21,5 @@ __all__ = [
     "BatchNorm2d", "LayerNorm", "GroupNorm", "Dropout", "Embedding", "Flatten", "Unflatten", "ReLU", "ReLU6",
     "LeakyReLU", "ELU", "GELU", "SiLU", "Mish", "Softplus", "Hardtanh", "Tanh", "Sigmoid", "LogSigmoid", "Softmax",
     "Softmin", "LogSoftmax", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCELoss", "BCEWithLogitsLoss",
-    "HuberLoss", "SmoothL1Loss", "KLDivLoss",
+    "HuberLoss", "SmoothL1Loss", "KLDivLoss", "MultiheadAttention",
 ]
