@@ -345,8 +345,12 @@ def make_tensor(native, dtype, device, ks):
     return t
 
 
-def make_view(src, native, dtype=None):
-    """Wrap ``native``, a view of ``src``'s memory, sharing its storage and version counter."""
+def make_view(src, native, dtype=None, storage_offset=None):
+    """Wrap ``native``, a view of ``src``'s memory, sharing its storage and version counter.
+
+    ``storage_offset`` (elements), when the caller knows it, saves the backend a
+    lookup in ``storage_offset()``.
+    """
     t = _new(Tensor)
     t._data = native
     t._shape = tuple(native.shape)
@@ -355,6 +359,8 @@ def make_view(src, native, dtype=None):
     t._ks = src._ks & ~_AUTOGRAD_BIT[0]
     t._storage = src._get_storage()
     t._base = src if src._base is None else src._base
+    if storage_offset is not None:
+        t._storage_offset0 = storage_offset
     return t
 
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import tensorplug
 
-from .backend import CPUBackend
+from .backend import BACKEND
 from . import kernels, elementwise, reductions, indexing, random, getitem, views
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+TENSORPLUG_API = (1, 0)  # the plugin API this plugin is written for (tensorplug.plugin_api)
 
 KERNEL_MODULES = (kernels, elementwise, reductions, indexing, random, getitem, views)
 
@@ -29,12 +30,11 @@ def all_kernels():
 
 @tensorplug.hookimpl
 def tensorplug_backends():
-    return [CPUBackend()]
+    return [BACKEND]
 
 
 @tensorplug.hookimpl
 def tensorplug_register_kernels(library):
-    kernels.KS[0] = tensorplug.backend.BACKENDS["cpu"].ks
     lib = library("tensorplug", "IMPL", "CPU")
     for name, fn in all_kernels().items():
         lib.impl(name, fn)

@@ -16,15 +16,14 @@ import math
 import numpy as np
 
 import tensorplug
-from tensorplug import dtypes as _dt
-from tensorplug.ops.elementwise import float_dtype
-from tensorplug.ops.promotion import binary_dtype, result_type
+from tensorplug import plugin_api as _api
+from tensorplug.plugin_api import float_dtype, binary_dtype, result_type
 
 from .kernels import wrap, cast, write
 
 _BOOL = tensorplug.bool
-_INTEGRAL = _dt.INTEGRAL
-_FLOATING = _dt.FLOATING
+_INTEGRAL = _api.INTEGRAL
+_FLOATING = _api.FLOATING
 _OPMATH = {tensorplug.float16: tensorplug.float32, tensorplug.bfloat16: tensorplug.float32}
 _np_add, _np_sub, _np_mul, _np_div = np.add, np.subtract, np.multiply, np.true_divide
 

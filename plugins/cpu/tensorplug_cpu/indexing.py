@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 import tensorplug
-from tensorplug.ops.indexing import (index_bounds_error, index_select_range_error, check_index_put_shapes,
+from tensorplug.plugin_api import (index_bounds_error, index_select_range_error, check_index_put_shapes,
                                      cat_plan)
 
 from .kernels import wrap

@@ -5,7 +5,7 @@ Conventions for every kernel in this package:
 * arguments arrive positionally in schema order, already checked by the core
   (shapes broadcast, devices agree, dtypes are allowed);
 * ``t._data`` is the numpy view of a tensor; results are wrapped with
-  :func:`wrap` (fresh memory) or :func:`tensorplug.tensor.make_view` (views);
+  :func:`wrap` (fresh memory) or ``make_view`` (``tensorplug.plugin_api.wrap_view``, views);
 * the result dtype is the core's (``binary_dtype``, ``result_type``), never
   numpy's own promotion, which differs from PyTorch's.
 """
@@ -15,27 +15,12 @@ from __future__ import annotations
 import numpy as np
 
 import tensorplug
-from tensorplug.tensor import Tensor, make_view
+from tensorplug.plugin_api import tensor_maker, wrap_view as make_view
 
-from .backend import CPU
+from .backend import CPU, BACKEND
 
-_new = object.__new__
-_ndarray = np.ndarray
-_asarray = np.asarray
-KS = [0]  # set when the backend is registered
-
-
-def wrap(arr, dtype):
-    """A fresh CPU tensor around ``arr`` (numpy scalars become 0-d arrays)."""
-    if arr.__class__ is not _ndarray:
-        arr = _asarray(arr)
-    t = _new(Tensor)
-    t._data = arr
-    t._shape = arr.shape
-    t._dtype = dtype
-    t._device = CPU
-    t._ks = KS[0]
-    return t
+wrap = tensor_maker(BACKEND, CPU, native_type=np.ndarray, convert=np.asarray)
+"""``wrap(arr, dtype)``: a fresh CPU tensor around ``arr`` (numpy scalars become 0-d arrays)."""
 
 
 def cast(t, dtype):

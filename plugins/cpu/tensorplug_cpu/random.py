@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 import tensorplug
-from tensorplug.ops.random import host_rng, random_bounds
+from tensorplug.plugin_api import host_rng, random_bounds
 
 from .kernels import wrap, write
 

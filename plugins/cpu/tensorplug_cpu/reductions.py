@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 import tensorplug
-from tensorplug.ops.reductions import sum_dtype, any_dtype
+from tensorplug.plugin_api import sum_dtype, any_dtype
 
 from .elementwise import quiet
 from .kernels import wrap, cast

@@ -12,9 +12,8 @@ C-contiguous inputs, where a reshape gives PyTorch's strides).
 
 from __future__ import annotations
 
-from tensorplug.tensor import make_view
-from tensorplug.ops.views import (_infer_size, squeeze_dims, select_index, slice_bounds, _view_impl,
-                                  _unsqueeze_impl)
+from tensorplug.plugin_api import (wrap_view as make_view, infer_size as _infer_size, squeeze_dims, select_index,
+                                   slice_bounds, view_impl as _view_impl, unsqueeze_impl as _unsqueeze_impl)
 
 _ALL = slice(None)
 

@@ -10,26 +10,26 @@ fallback to the CPU (``fallback.py``). The device module is
 from __future__ import annotations
 
 import tensorplug
-from tensorplug.ops import random as _random
+from tensorplug.plugin_api import initial_seed
 
 from . import _C, api, kernels
-from .backend import OpenRegBackend
+from .backend import BACKEND
 from .fallback import cpu_fallback
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+TENSORPLUG_API = (1, 0)  # the plugin API this plugin is written for (tensorplug.plugin_api)
 
 Array = _C.Array
-api.manual_seed_all(_random._global_seed[0])  # fresh processes start alike, as the other backends do
+api.manual_seed_all(initial_seed())  # fresh processes start alike, as the other backends do
 
 
 @tensorplug.hookimpl
 def tensorplug_backends():
-    return [OpenRegBackend()]
+    return [BACKEND]
 
 
 @tensorplug.hookimpl
 def tensorplug_register_kernels(library):
-    kernels.KS[0] = tensorplug.backend.BACKENDS["openreg"].ks
     lib = library("tensorplug", "IMPL", "PrivateUse1")
     for name, fn in kernels.KERNELS.items():
         lib.impl(name, fn)

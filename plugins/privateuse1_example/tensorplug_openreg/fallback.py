@@ -9,9 +9,7 @@ memory. Each operator warns once, so a user sees what is not native.
 from __future__ import annotations
 
 import tensorplug
-from tensorplug.library import warn_user
-from tensorplug.backend import BACKENDS
-from tensorplug.tensor import Tensor, make_tensor
+from tensorplug.plugin_api import Tensor, warn_user, wrap, key_set, written_arguments
 
 from . import _C
 from . import backend as _b
@@ -48,7 +46,7 @@ def _to_host(x, copies):
     if isinstance(x, Tensor):
         if x._device.type != "openreg":
             return x
-        host = make_tensor(_b.download(x._data), x._dtype, CPU, BACKENDS["cpu"].ks)
+        host = wrap(_b.download(x._data), x._dtype, CPU)
         host._wrapped_number = x._wrapped_number
         copies[id(host)] = (host, x)
         return host
@@ -63,20 +61,10 @@ def _to_device(x, copies, device):
     if isinstance(x, Tensor):
         if id(x) in copies:  # an argument written in place: the device original is the result
             return copies[id(x)][1]
-        return make_tensor(_b.upload(x._data, device.index, x._dtype), x._dtype, device, BACKENDS["openreg"].ks)
+        return wrap(_b.upload(x._data, device.index, x._dtype), x._dtype, device)
     if isinstance(x, (list, tuple)):
         return type(x)(_to_device(v, copies, device) for v in x)
     return x
-
-
-_WRITTEN: dict = {}  # op -> positions of the arguments its schema marks as written (Tensor(a!))
-
-
-def _written(op):
-    w = _WRITTEN.get(op)
-    if w is None:
-        w = _WRITTEN[op] = tuple(i for i, a in enumerate(op.schema.arguments) if a.is_write)
-    return w
 
 
 def run_on_cpu(op, args):
@@ -84,8 +72,8 @@ def run_on_cpu(op, args):
     device = _device_of(args, op.qualname) or _b.DEVICES[_b.current_device()]
     copies: dict = {}
     host_args = [_to_host(a, copies) for a in args]
-    out = op.redispatch(BACKENDS["cpu"].ks, *host_args)
-    for i in _written(op):
+    out = op.redispatch(key_set("cpu"), *host_args)
+    for i in written_arguments(op):
         for host in (host_args[i] if isinstance(host_args[i], (list, tuple)) else (host_args[i],)):
             if isinstance(host, Tensor) and id(host) in copies:
                 # the host copy is dense and in the original's shape; upload follows the original's strides

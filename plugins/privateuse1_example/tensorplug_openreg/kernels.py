@@ -14,15 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 import tensorplug
-from tensorplug import dtypes as _dt
-from tensorplug.backend import BACKENDS
-from tensorplug.dispatch.dispatcher import OPS
-from tensorplug.ops.elementwise import float_dtype
-from tensorplug.ops.indexing import index_bounds_error, index_select_range_error
-from tensorplug.ops.linalg import matmul_shape
-from tensorplug.ops.promotion import binary_dtype, broadcast_shapes
-from tensorplug.ops.reductions import sum_dtype
-from tensorplug.tensor import Tensor, make_view
+from tensorplug import plugin_api as _api
+from tensorplug.plugin_api import (Tensor, wrap_view as make_view, float_dtype, index_bounds_error,
+                                   index_select_range_error, matmul_shape, binary_dtype, broadcast_shapes,
+                                   sum_dtype, lookup_op, backend as _backend)
 
 from . import _C
 from . import backend as _b
@@ -30,24 +25,16 @@ from .fallback import warn_once
 
 _new = object.__new__
 _code = _b.code
-_COMPUTE = frozenset((_dt.int64, _dt.float32, _dt.float64))
-_LOGICAL = _COMPUTE | {_dt.bool}
-_CASTABLE = frozenset(d for d in _dt.all_dtypes() if _C.can_cast(_code(d), _code(_dt.int64)))
-KS = [0]  # the backend's key set, set when the plugin registers its kernels
+_COMPUTE = frozenset((tensorplug.int64, tensorplug.float32, tensorplug.float64))
+_LOGICAL = _COMPUTE | {tensorplug.bool}
+_CASTABLE = frozenset(d for d in _api.all_dtypes() if _C.can_cast(_code(d), _code(tensorplug.int64)))
 
 ADD, SUB, MUL, DIV, MAXIMUM, DIV_TRUNC, DIV_FLOOR = range(7)
 NEG, EXP, LOG = range(3)
 
 
-def wrap(native, dtype, device):
-    """A fresh openreg tensor around device array ``native``."""
-    t = _new(Tensor)
-    t._data = native
-    t._shape = native.shape
-    t._dtype = dtype
-    t._device = device
-    t._ks = KS[0]
-    return t
+wrap = _api.tensor_maker(_b.BACKEND)
+"""``wrap(native, dtype, device)``: a fresh openreg tensor around device array ``native``."""
 
 
 def new(shape, dtype, device):
@@ -59,13 +46,13 @@ def not_native(qualname, args, dtype):
     """Run the call on the CPU (the kernel has no C++ loop for ``dtype``), through the registered
     fallback so that conformance reports it as such."""
     warn_once(qualname, f" for {dtype.name}")
-    return OPS[qualname].call_fallback("PrivateUse1", *args)
+    return lookup_op(qualname).call_fallback("PrivateUse1", *args)
 
 
 # -- memory ----------------------------------------------------------------------------------------
 def empty(size, dtype=None, device=None):
     d = dtype or tensorplug.get_default_dtype()
-    dev = BACKENDS["openreg"].normalize_device(device or _b.DEVICES[_b.current_device()])
+    dev = _b.BACKEND.normalize_device(device or _b.DEVICES[_b.current_device()])
     return wrap(new(size, d, dev), d, dev)
 
 
@@ -88,7 +75,7 @@ def copy_(self, src, non_blocking=False):
         if self._device.type == "cpu":
             np.copyto(self._data, host, casting="unsafe")
         else:  # another device below openreg's bit: its own copy_ takes the values from a host tensor
-            OPS["tensorplug::copy_"].redispatch(BACKENDS[self._device.type].ks, self,
+            lookup_op("tensorplug::copy_").redispatch(_backend(self._device).ks, self,
                                                 tensorplug.tensor(host, dtype=src._dtype), non_blocking)
         return self
     values = np.empty(self._shape, self._dtype.np)
@@ -167,9 +154,9 @@ def _comparison(op_code, qualname):
         if d not in _LOGICAL or self._dtype not in _CASTABLE or other._dtype not in _CASTABLE:
             return not_native(qualname, (self, other), d)
         shape = self._shape if self._shape == other._shape else broadcast_shapes(self._shape, other._shape)
-        out = new(shape, _dt.bool, self._device)
+        out = new(shape, tensorplug.bool, self._device)
         _C.compare(op_code, out, self._data, other._data, _code(d))
-        return wrap(out, _dt.bool, self._device)
+        return wrap(out, tensorplug.bool, self._device)
     return kernel
 
 
@@ -275,7 +262,7 @@ def _dense(shape):
 def index_select(self, dim, index):
     if not self._shape:
         return wrap(_copy_of(self), self._dtype, self._device)
-    idx = index._data if index._dtype is _dt.int64 else _cast_array(index, _dt.int64)
+    idx = index._data if index._dtype is tensorplug.int64 else _cast_array(index, tensorplug.int64)
     if index._shape == ():
         idx = _C.Array(idx.root, (1,), (1,), idx.offset, idx.dtype, idx.itemsize)
     dim %= len(self._shape)
@@ -318,14 +305,14 @@ def _cast_array(t, dtype):
 # -- random ----------------------------------------------------------------------------------------
 def uniform_(self, from_=0.0, to=1.0, generator=None):
     # an explicit Generator is a host stream (its state is saved and restored on the host): draw there
-    if generator is not None or self._dtype not in (_dt.float32, _dt.float64):
+    if generator is not None or self._dtype not in (tensorplug.float32, tensorplug.float64):
         return _host_random("tensorplug::uniform_", (self, from_, to, generator))
     _C.uniform_(self._data, from_, to)
     return self
 
 
 def normal_(self, mean=0.0, std=1.0, generator=None):
-    if generator is not None or self._dtype not in (_dt.float32, _dt.float64):
+    if generator is not None or self._dtype not in (tensorplug.float32, tensorplug.float64):
         return _host_random("tensorplug::normal_", (self, mean, std, generator))
     _C.normal_(self._data, mean, std)
     return self
@@ -333,7 +320,7 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
 
 def _host_random(qualname, args):
     # an explicit Generator's stream (or a dtype without a C++ sampler) lives on the host
-    return OPS[qualname].call_fallback("PrivateUse1", *args)
+    return lookup_op(qualname).call_fallback("PrivateUse1", *args)
 
 
 KERNELS = {

@@ -1,0 +1,244 @@
+"""The public plugin API: everything a backend or transform plugin may use.
+
+A plugin imports from ``tensorplug`` (the user API), ``tensorplug.plugin_api``
+(this module), ``tensorplug.library`` (operator and kernel registration) and
+``tensorplug.testing`` (the conformance kit), and nothing else of the core: the
+rest is internal and may change in any release. A test keeps the plugins in
+this repository to that rule. docs/plugins.md and docs/backend-contract.md
+describe the contract; :data:`API_VERSION` versions it.
+
+Kernels read four fields of a tensor directly, because they are on every
+call's hot path: ``t._data`` (the backend's native array, already viewed with
+the tensor's shape and strides), ``t._shape`` (a tuple), ``t._dtype`` and
+``t._device``. They are read-only for plugins: tensors are built with
+:func:`tensor_maker`, :func:`wrap` and :func:`wrap_view`, never by writing
+fields.
+
+Transform protocol (vmap's ``BatchedTensor`` today): a transform's tensor
+subclass of :class:`Tensor` made with :func:`new_wrapper` may override
+
+- ``_check_values()``: host values the core's argument checks read (index
+  bounds, probabilities); a wrapper standing for many examples returns all
+  of them, batch dimensions first;
+- ``_alias_without_history()``: a new wrapper over the same values with no
+  autograd state; autograd saves outputs this way;
+- ``_detach()``: what ``detach()`` returns;
+- ``_batched_like(input, out)`` (a classmethod-style attribute on the class):
+  the result of a ``*_like`` factory called on a wrapper, given the
+  per-example result ``out``;
+
+and may install a draw target with :func:`set_draw_target_hook` so random
+factories called without a wrapper argument (``randn`` inside ``vmap``) draw
+into a tensor of its choice.
+"""
+
+from __future__ import annotations
+
+from . import __version__ as CORE_VERSION  # noqa: N812 (a constant)
+from .backend import Backend, backend_for
+from .device import device
+from .dispatch.dispatcher import FALLTHROUGH as fallthrough_kernel, include_keys, exclude_keys, lookup_op
+from .dispatch.keys import FunctionalityKey, REGISTRY as _REGISTRY
+from .dispatch.library import Library
+from .hookspecs import hookimpl
+from .tensor import Tensor, make_tensor as _make_tensor, make_view as wrap_view, _wrap_dim, _is_contiguous
+from .dtypes import all_dtypes, BOOL, INTEGRAL, FLOATING
+from ._warn import warn_user
+from .ops.promotion import binary_dtype, result_type, broadcast_shapes
+from .ops.elementwise import float_dtype
+from .ops.reductions import sum_dtype, any_dtype
+from .ops.linalg import matmul_shape
+from .ops.indexing import index_bounds_error, index_select_range_error, check_index_put_shapes, cat_plan
+from .ops.views import (_infer_size, squeeze_dims, select_index, slice_bounds, view_strides,
+                        _view_impl, _unsqueeze_impl)
+from .ops import random as _random
+from .ops.random import host_rng, random_bounds, initial_seed
+
+#: The plugin API's version, ``(major, minor)``. A plugin declares the version it
+#: was written for as ``TENSORPLUG_API = (major, minor)`` in its module; it loads
+#: when the major numbers agree and its minor is at most this one (minors only
+#: add names). Otherwise it is listed as ``failed`` with the version it needs.
+API_VERSION = (1, 0)
+
+__all__ = [
+    "API_VERSION", "CORE_VERSION", "Backend", "Tensor", "device", "hookimpl", "Library", "FunctionalityKey",
+    "fallthrough_kernel", "include_keys", "exclude_keys", "lookup_op", "backend", "key_set", "normalize_device",
+    "wrap", "wrap_view", "tensor_maker", "native", "new_wrapper", "autograd_bit", "key_bit",
+    "all_dtypes", "BOOL", "INTEGRAL", "FLOATING", "binary_dtype", "result_type", "float_dtype", "sum_dtype", "any_dtype", "broadcast_shapes", "matmul_shape",
+    "wrap_dim", "is_contiguous", "index_bounds_error", "index_select_range_error", "check_index_put_shapes",
+    "cat_plan", "infer_size", "squeeze_dims", "select_index", "slice_bounds", "view_strides", "view_impl",
+    "unsqueeze_impl", "host_rng", "random_bounds", "initial_seed", "set_draw_target_hook", "warn_user",
+    "written_arguments", "check_api_version",
+]
+
+_new = object.__new__
+
+
+# -- backends and key sets -------------------------------------------------------------------
+def backend(device_type):
+    """The registered :class:`Backend` record serving ``device_type`` (a string or device).
+
+    Raises the core's RuntimeError naming the plugin to install or enable when
+    no enabled plugin serves it.
+    """
+    return backend_for(device_type)
+
+
+def key_set(device_type):
+    """The dispatch key set of fresh tensors on ``device_type`` (its backend bit with Dense).
+
+    Read it when needed rather than caching it at hook time: the bits of a
+    backend without a fixed ``slot`` may change when plugins are re-enabled.
+    """
+    return backend_for(device_type).ks
+
+
+def normalize_device(dev):
+    """The canonical :class:`device` for ``dev`` (a string, device or index), validated by its backend."""
+    d = device(dev) if not isinstance(dev, int) else device("cpu", dev)
+    return backend_for(d).normalize_device(d)
+
+
+def autograd_bit():
+    """The Autograd functionality bit: a transform's wrapper clears it unless it itself requires grad."""
+    return _REGISTRY.functionality["Autograd"].bit
+
+
+def key_bit(name):
+    """The bit of functionality key ``name`` (declared by some enabled plugin, or the core's)."""
+    return _REGISTRY.functionality[name].bit
+
+
+# -- building tensors --------------------------------------------------------------------------
+def wrap(native, dtype, dev):
+    """A fresh tensor of ``dtype`` on device ``dev`` around the backend's native array ``native``.
+
+    ``native`` must have ``.shape``; nothing else shares its memory yet (use
+    :func:`wrap_view` for views).
+    """
+    dev = device(dev)
+    return _make_tensor(native, dtype, dev, backend_for(dev).ks)
+
+
+def tensor_maker(record, dev=None, *, native_type=None, convert=None):
+    """A fast ``make(native, dtype, dev=<default>)`` building fresh tensors of backend ``record``.
+
+    The function a kernel calls on every result. ``record`` is the plugin's
+    own :class:`Backend` instance (return the same instance from
+    ``tensorplug_backends`` each time): ``make`` reads its current key set on
+    every call, so it survives disable and enable. ``dev`` defaults to the
+    backend's device without an index. With ``native_type`` and ``convert``,
+    a ``native`` of another class is passed through ``convert`` first (numpy
+    scalars to 0-d arrays) and ``native.shape`` is trusted to be a tuple.
+    """
+    default = device(record.name) if dev is None else device(dev)
+    rec = record
+    if native_type is None:
+        def make(native, dtype, dev=default):
+            t = _new(Tensor)
+            t._data = native
+            t._shape = tuple(native.shape)
+            t._dtype = dtype
+            t._device = dev
+            t._ks = rec.ks
+            return t
+    else:
+        def make(native, dtype, dev=default):
+            if native.__class__ is not native_type:
+                native = convert(native)
+            t = _new(Tensor)
+            t._data = native
+            t._shape = native.shape
+            t._dtype = dtype
+            t._device = dev
+            t._ks = rec.ks
+            return t
+    make.__doc__ = f"A fresh {record.name} tensor around ``native`` (tensorplug.plugin_api.tensor_maker)."
+    return make
+
+
+def native(t):
+    """The backend's native array of ``t`` (what its kernels compute with)."""
+    return t._data
+
+
+def new_wrapper(cls, shape, dtype, dev, ks):
+    """An instance of ``cls`` (a transform's subclass of :class:`Tensor`) showing the given metadata.
+
+    The transform fills its own slots afterwards; the instance holds no native
+    array (``cls`` decides what ``_data`` means for it).
+    """
+    t = _new(cls)
+    t._shape = tuple(shape)
+    t._dtype = dtype
+    t._device = dev
+    t._ks = ks
+    return t
+
+
+# -- checks and helpers with PyTorch's errors ---------------------------------------------------
+def wrap_dim(dim, ndim):
+    """``dim`` made non-negative for a tensor of ``ndim`` dims, with PyTorch's IndexError."""
+    return _wrap_dim(dim, ndim)
+
+
+def is_contiguous(shape, strides):
+    """Whether ``strides`` (elements) lay out ``shape`` densely in row-major order (size-1 dims ignored)."""
+    return _is_contiguous(shape, strides)
+
+
+def infer_size(size, numel):
+    """``size`` with its one ``-1`` resolved for ``numel`` elements, with PyTorch's errors."""
+    return _infer_size(size, numel)
+
+
+def view_impl(self, size):
+    """The generic ``view`` (as_strided over ``self``'s storage), for backends without a native one."""
+    return _view_impl(self, size)
+
+
+def unsqueeze_impl(self, dim):
+    """The generic ``unsqueeze`` (as_strided over ``self``'s storage)."""
+    return _unsqueeze_impl(self, dim)
+
+
+# -- random numbers -----------------------------------------------------------------------------
+def set_draw_target_hook(hook):
+    """Install ``hook(t) -> tensor`` for random factories, or remove it with None.
+
+    A random factory (``randn``, ``rand_like`` of a plain tensor) passes the
+    fresh plain tensor it is about to fill to ``hook`` and fills what it
+    returns instead; one global read when no hook is installed.
+    """
+    _random.DRAW_TARGET_HOOK = hook
+
+
+# -- schemas --------------------------------------------------------------------------------------
+_WRITTEN: dict = {}
+
+
+def written_arguments(op):
+    """Positions of ``op``'s arguments its schema marks as written (``Tensor(a!)``), in order.
+
+    A boxed fallback that runs an op on copies of its arguments copies back
+    exactly these (and nothing else: a read-only argument may alias a written one).
+    """
+    w = _WRITTEN.get(op)
+    if w is None:
+        w = _WRITTEN[op] = tuple(i for i, a in enumerate(op.schema.arguments) if a.is_write)
+    return w
+
+
+# -- versions -------------------------------------------------------------------------------------
+def check_api_version(wanted, plugin="plugin"):
+    """Raise ImportError unless plugin API version ``wanted`` (``(major, minor)``) is served here."""
+    try:
+        major, minor = (int(x) for x in wanted)
+    except (TypeError, ValueError):
+        raise ImportError(f"{plugin} declares TENSORPLUG_API = {wanted!r}; expected a (major, minor) "
+                          f"tuple such as {API_VERSION}") from None
+    if major != API_VERSION[0] or minor > API_VERSION[1]:
+        raise ImportError(f"{plugin} needs tensorplug plugin API {major}.{minor}, but tensorplug "
+                          f"{CORE_VERSION} provides plugin API {API_VERSION[0]}.{API_VERSION[1]}: install a "
+                          f"version of the plugin built for this tensorplug, or a tensorplug that provides "
+                          f"API {major}.{minor}")
