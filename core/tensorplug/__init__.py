@@ -8,7 +8,7 @@ backend). See docs/architecture.md.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 from .dtypes import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
                     promote_types, get_default_dtype, set_default_dtype)

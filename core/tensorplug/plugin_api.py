@@ -34,10 +34,11 @@ into a tensor of its choice.
 
 from __future__ import annotations
 
-from . import __version__ as CORE_VERSION  # noqa: N812 (a constant)
+from ._version import __version__ as CORE_VERSION, API_VERSION, check_api_version
 from .backend import Backend, backend_for
 from .device import device
-from .dispatch.dispatcher import FALLTHROUGH as fallthrough_kernel, include_keys, exclude_keys, lookup_op
+from .dispatch.dispatcher import (FALLTHROUGH as fallthrough_kernel, include_keys, exclude_keys, lookup_op, OpOverload,
+                                  OPS as _OPS, tls_state as _tls_state)
 from .dispatch.keys import FunctionalityKey, REGISTRY as _REGISTRY
 from .dispatch.library import Library
 from .hookspecs import hookimpl
@@ -54,16 +55,10 @@ from .ops.views import (_infer_size, squeeze_dims, select_index, slice_bounds, v
 from .ops import random as _random
 from .ops.random import host_rng, random_bounds, initial_seed
 
-#: The plugin API's version, ``(major, minor)``. A plugin declares the version it
-#: was written for as ``TENSORPLUG_API = (major, minor)`` in its module; it loads
-#: when the major numbers agree and its minor is at most this one (minors only
-#: add names). Otherwise it is listed as ``failed`` with the version it needs.
-API_VERSION = (1, 0)
-
 __all__ = [
     "API_VERSION", "CORE_VERSION", "Backend", "Tensor", "device", "hookimpl", "Library", "FunctionalityKey",
-    "fallthrough_kernel", "include_keys", "exclude_keys", "lookup_op", "backend", "key_set", "normalize_device",
-    "wrap", "wrap_view", "tensor_maker", "native", "new_wrapper", "autograd_bit", "key_bit",
+    "fallthrough_kernel", "OpOverload", "include_keys", "exclude_keys", "lookup_op", "backend", "key_set", "normalize_device",
+    "wrap", "wrap_view", "tensor_maker", "native", "new_wrapper", "autograd_bit", "key_bit", "functionality_key", "operators", "thread_keys",
     "all_dtypes", "BOOL", "INTEGRAL", "FLOATING", "binary_dtype", "result_type", "float_dtype", "sum_dtype", "any_dtype", "broadcast_shapes", "matmul_shape",
     "wrap_dim", "is_contiguous", "index_bounds_error", "index_select_range_error", "check_index_put_shapes",
     "cat_plan", "infer_size", "squeeze_dims", "select_index", "slice_bounds", "view_strides", "view_impl",
@@ -107,6 +102,21 @@ def autograd_bit():
 def key_bit(name):
     """The bit of functionality key ``name`` (declared by some enabled plugin, or the core's)."""
     return _REGISTRY.functionality[name].bit
+
+
+def functionality_key(name):
+    """The :class:`FunctionalityKey` record named ``name`` (its ``bit``, ``priority``, ``per_backend``)."""
+    return _REGISTRY.functionality[name]
+
+
+def operators():
+    """Every defined operator, as ``{qualified name: OpOverload}`` (a copy)."""
+    return dict(_OPS)
+
+
+def thread_keys():
+    """``(include, exclude)``: this thread's key sets that every call ORs in and masks off."""
+    return _tls_state()
 
 
 # -- building tensors --------------------------------------------------------------------------
@@ -227,18 +237,3 @@ def written_arguments(op):
     if w is None:
         w = _WRITTEN[op] = tuple(i for i, a in enumerate(op.schema.arguments) if a.is_write)
     return w
-
-
-# -- versions -------------------------------------------------------------------------------------
-def check_api_version(wanted, plugin="plugin"):
-    """Raise ImportError unless plugin API version ``wanted`` (``(major, minor)``) is served here."""
-    try:
-        major, minor = (int(x) for x in wanted)
-    except (TypeError, ValueError):
-        raise ImportError(f"{plugin} declares TENSORPLUG_API = {wanted!r}; expected a (major, minor) "
-                          f"tuple such as {API_VERSION}") from None
-    if major != API_VERSION[0] or minor > API_VERSION[1]:
-        raise ImportError(f"{plugin} needs tensorplug plugin API {major}.{minor}, but tensorplug "
-                          f"{CORE_VERSION} provides plugin API {API_VERSION[0]}.{API_VERSION[1]}: install a "
-                          f"version of the plugin built for this tensorplug, or a tensorplug that provides "
-                          f"API {major}.{minor}")

@@ -23,6 +23,7 @@ from importlib import metadata
 import pluggy
 
 from . import hookspecs
+from ._version import check_api_version
 from . import _privateuse1
 from . import dtypes as _dt
 from .backend import BACKENDS
@@ -164,6 +165,12 @@ def enable(name, _warn=False):
         obj = info.obj
         if obj is None:
             obj = info.obj = info.entry_point.load()
+        wanted = getattr(obj, "TENSORPLUG_API", None)
+        if wanted is not None:
+            check_api_version(wanted, f"the plugin {name!r}")
+        elif info.entry_point is not None:
+            raise ImportError(f"the plugin {name!r} declares no TENSORPLUG_API (the plugin API version it is "
+                              f"written for); it was built for another tensorplug than this one")
         _pm.register(obj, name)
         _pm.check_pending()  # a misspelt hook name fails loudly instead of being ignored
         with owner_scope(name):

@@ -5,6 +5,8 @@ Enabling it must fail cleanly: everything it registered is removed again.
 
 from __future__ import annotations
 
+TENSORPLUG_API = (1, 0)  # the plugin API this toy plugin is written for
+
 import tensorplug
 from tensorplug.backend import Backend
 from tensorplug.dispatch import FunctionalityKey

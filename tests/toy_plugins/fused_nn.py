@@ -9,6 +9,8 @@ CompositeImplicitAutograd decomposition, which every other backend runs.
 
 from __future__ import annotations
 
+TENSORPLUG_API = (1, 0)  # the plugin API this toy plugin is written for
+
 import numpy as np
 
 import tensorplug

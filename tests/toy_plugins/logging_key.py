@@ -8,6 +8,8 @@ set); a tensor switches it on by carrying the key (:func:`tag`).
 
 from __future__ import annotations
 
+TENSORPLUG_API = (1, 0)  # the plugin API this toy plugin is written for
+
 import threading
 
 import tensorplug

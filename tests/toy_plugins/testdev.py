@@ -7,6 +7,8 @@ kernel, and not another backend's, ran.
 
 from __future__ import annotations
 
+TENSORPLUG_API = (1, 0)  # the plugin API this toy plugin is written for
+
 import numpy as np
 
 import tensorplug

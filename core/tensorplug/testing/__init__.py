@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from .opinfo import OpInfo, SampleInput, ErrorInput, OP_DB
 from .suite import (Skip, XFail, Check, CHECKS, TRANSFORM_CHECKS, register_transform_check, load_op_db,
-                    ConformanceConfig, conformance_config, conformance_cases, run_case, fallback_ops)
+                    ConformanceConfig, conformance_config, conformance_cases, run_case, fallback_ops,
+                    call, samples as op_samples, move_sample, assert_close, tolerance, leaves)
 from .report import Report, run_conformance
 
 
@@ -39,4 +40,5 @@ def conformance_tests(namespace, backend="cpu", *, ops=None, dtypes=None, op_db=
 
 __all__ = ["OpInfo", "SampleInput", "ErrorInput", "OP_DB", "Skip", "XFail", "Check", "CHECKS", "TRANSFORM_CHECKS",
            "register_transform_check", "load_op_db", "ConformanceConfig", "conformance_config",
-           "conformance_cases", "run_case", "fallback_ops", "Report", "run_conformance", "conformance_tests"]
+           "conformance_cases", "run_case", "fallback_ops", "call", "op_samples", "move_sample",
+           "assert_close", "tolerance", "leaves", "Report", "run_conformance", "conformance_tests"]

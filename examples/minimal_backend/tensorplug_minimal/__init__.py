@@ -13,12 +13,10 @@ import warnings
 import numpy as np
 
 import tensorplug
-from tensorplug.backend import Backend, BACKENDS
-from tensorplug.ops.promotion import binary_dtype
-from tensorplug.ops.reductions import sum_dtype
-from tensorplug.tensor import Tensor, make_tensor, make_view
+from tensorplug.plugin_api import Backend, Tensor, binary_dtype, sum_dtype, key_set, tensor_maker, wrap, wrap_view
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+TENSORPLUG_API = (1, 0)  # the plugin API this plugin is written for (tensorplug.plugin_api)
 
 DEVICE = tensorplug.device("minimal")
 CPU = tensorplug.device("cpu")
@@ -91,9 +89,12 @@ class MinimalBackend(Backend):
 
 
 # -- native kernels: arguments positionally in schema order, already checked by the core --
+BACKEND = MinimalBackend()  # one record for the life of the process: make() reads its key set
+make = tensor_maker(BACKEND, DEVICE)
+
+
 def result(values, dtype):
-    return make_tensor(upload(np.asarray(values).astype(dtype.np, copy=False)), dtype, DEVICE,
-                       BACKENDS["minimal"].ks)
+    return make(upload(np.asarray(values).astype(dtype.np, copy=False)), dtype)
 
 
 def values(t, dtype=None):
@@ -108,7 +109,7 @@ def compute_dtype(d):  # half types compute in float32 and round once, as PyTorc
 
 def empty(size, dtype=None, device=None):
     d = dtype or tensorplug.get_default_dtype()
-    return make_tensor(BACKENDS["minimal"].empty(size, d, DEVICE), d, DEVICE, BACKENDS["minimal"].ks)
+    return make(BACKEND.empty(size, d, DEVICE), d)
 
 
 def fill_(self, value):
@@ -125,9 +126,7 @@ def copy_(self, src, non_blocking=False):
 
 def as_strided(self, size, stride, storage_offset=None):
     off = self.storage_offset() if storage_offset is None else storage_offset
-    out = make_view(self, Array(self._data.root, size, stride, off, self._dtype.np))
-    out._storage_offset0 = off
-    return out
+    return wrap_view(self, Array(self._data.root, size, stride, off, self._dtype.np), storage_offset=off)
 
 
 def add(self, other, alpha=1):
@@ -172,7 +171,7 @@ _warned = set()
 def to_host(x, copies):
     """``x`` with minimal tensors copied to the CPU (recorded in ``copies``) and the device replaced."""
     if isinstance(x, Tensor) and x._device.type == "minimal":
-        host = make_tensor(view(x._data).copy(), x._dtype, CPU, BACKENDS["cpu"].ks)
+        host = wrap(view(x._data).copy(), x._dtype, CPU)
         copies[id(host)] = (host, x)
         return host
     if isinstance(x, (list, tuple)):
@@ -197,7 +196,7 @@ def cpu_fallback(op, keyset, *args):
                       stacklevel=2)
     copies = {}
     host_args = [to_host(a, copies) for a in args]
-    out = op.redispatch(BACKENDS["cpu"].ks, *host_args)
+    out = op.redispatch(key_set("cpu"), *host_args)
     for host, original in copies.values():
         copy_(original, host)  # in-place ops wrote into the host copy
     return to_device(out, copies)
@@ -205,7 +204,7 @@ def cpu_fallback(op, keyset, *args):
 
 @tensorplug.hookimpl
 def tensorplug_backends():
-    return [MinimalBackend()]
+    return [BACKEND]
 
 
 @tensorplug.hookimpl

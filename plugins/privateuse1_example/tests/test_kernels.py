@@ -13,8 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import tensorplug as tp
-from tensorplug.dispatch import dispatcher
-from tensorplug.tensor import make_view
+from tensorplug.plugin_api import functionality_key, lookup_op, wrap_view as make_view
 from tensorplug.testing import run_conformance
 from tensorplug_openreg import _C, kernels
 
@@ -305,12 +304,12 @@ def test_conformance_reports_dtypes_without_a_cpp_loop_as_fallback():
 
 def test_call_fallback_needs_a_registered_fallback():
     with pytest.raises(RuntimeError, match="no boxed fallback is registered for backend key 'CPU'"):
-        dispatcher.OPS["tensorplug::add.Tensor"].call_fallback("CPU", tp.ones(1), tp.ones(1))
+        lookup_op("tensorplug::add.Tensor").call_fallback("CPU", tp.ones(1), tp.ones(1))
 
 
 def test_native_kernels_are_registered_on_the_privateuse1_key():
     for name in kernels.KERNELS:
-        assert dispatcher.OPS[f"tensorplug::{name}"].lookup(dispatcher._keys.Dense, "PrivateUse1")[1] == "kernel"
+        assert lookup_op(f"tensorplug::{name}").lookup(functionality_key("Dense"), "PrivateUse1")[1] == "kernel"
 
 
 def test_conformance_command_line():

@@ -10,11 +10,12 @@ for op calls outside a profile. See docs/profiler.md.
 from __future__ import annotations
 
 import tensorplug
-from tensorplug.dispatch import FunctionalityKey
+from tensorplug.plugin_api import FunctionalityKey
 
 from . import api, record
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+TENSORPLUG_API = (1, 0)  # the plugin API this plugin is written for (tensorplug.plugin_api)
 
 
 @tensorplug.hookimpl

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import threading
 
-from tensorplug.dispatch import include_keys
+from tensorplug.plugin_api import include_keys
 
 from . import record
 from .trace import chrome_trace, write_chrome_trace

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections import Counter
 
 import tensorplug as tp
-from tensorplug import dtypes as _dt
-from tensorplug.tensor import Tensor
+from tensorplug import Tensor
+from tensorplug.plugin_api import all_dtypes
 
 
 def _pick_dtype(opinfo):
@@ -33,7 +33,7 @@ def _tensor_shapes(obj, out):
 
 def check_recorded_once(device_type, opinfo, dtype):
     """A call under ``profile`` is recorded once at top level with the right name and shapes."""
-    from tensorplug.testing.suite import Skip, call, move_sample
+    from tensorplug.testing import Skip, call, move_sample
     dtype = dtype or _pick_dtype(opinfo)
     samples = opinfo.sample_inputs(device_type, dtype, False) if opinfo.sample_inputs else ()
     sample = next(iter(samples), None)
@@ -53,7 +53,7 @@ def check_recorded_once(device_type, opinfo, dtype):
     if getattr(opinfo.op, "_op", None) is None:
         return  # a Python function: its one operator call may take other tensors (view_as: a shape)
     want = Counter(map(repr, _tensor_shapes((sample.input, sample.args, sample.kwargs), [])))
-    tensor_types = {d.name for d in _dt.all_dtypes()}
+    tensor_types = {d.name for d in all_dtypes()}
     got = Counter()
     for shape, t in zip(top[0].input_shapes, top[0].input_types):
         if t in tensor_types:

@@ -18,7 +18,7 @@ import threading
 import traceback
 from time import perf_counter_ns
 
-from tensorplug.tensor import Tensor
+from tensorplug import Tensor
 
 KEY_NAME = "Profiler"
 PRIORITY = 60

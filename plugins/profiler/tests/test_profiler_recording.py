@@ -5,7 +5,7 @@ import threading
 import pytest
 
 import tensorplug as tp
-from tensorplug.dispatch import REGISTRY, tls_state
+from tensorplug.plugin_api import functionality_key, thread_keys as tls_state
 
 prof_api = tp.profiler
 
@@ -28,9 +28,9 @@ def test_small_program_names_and_counts():
 
 
 def test_key_in_profile_only():
-    bit = REGISTRY.functionality["Profiler"].bit
-    assert REGISTRY.functionality["Profiler"].priority == 60
-    assert not REGISTRY.functionality["Profiler"].per_backend
+    bit = functionality_key("Profiler").bit
+    assert functionality_key("Profiler").priority == 60
+    assert not functionality_key("Profiler").per_backend
     x = tp.ones(2)
     with prof_api.profile():
         assert tls_state()[0] & bit

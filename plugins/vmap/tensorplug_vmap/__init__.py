@@ -10,8 +10,7 @@ build on it.
 from __future__ import annotations
 
 import tensorplug
-from tensorplug.dispatch import FunctionalityKey
-from tensorplug.dispatch.dispatcher import lookup_op
+from tensorplug.plugin_api import FunctionalityKey, lookup_op
 
 from . import batched
 from .api import vmap, register_batching_rule
@@ -19,7 +18,8 @@ from .batched import BatchedTensor, is_batched
 from .kernel import fallback, make_kernel
 from .rules import RULES
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+TENSORPLUG_API = (1, 0)  # the plugin API this plugin is written for (tensorplug.plugin_api)
 
 
 @tensorplug.hookimpl

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import functools
 
-from tensorplug.tensor import Tensor
+import tensorplug
+from tensorplug import Tensor
 
-from tensorplug.ops import random as _random
+from tensorplug.plugin_api import set_draw_target_hook, OpOverload, lookup_op, Library
 
 from .batched import STATE, BatchedTensor, VmapLevel, is_batched, wrap
 from .rules import RANDOM_ERROR
@@ -65,7 +66,7 @@ def draw_target(t):
             levels.append(lvl)
     if not levels:
         return t
-    from tensorplug.ops.memory import empty
+    empty = tensorplug.empty
     phys = empty(tuple(lvl.size for lvl in levels) + t._shape, dtype=t._dtype, device=t._device)
     for lvl in levels:
         phys = wrap(phys, 0, lvl.level)
@@ -186,7 +187,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         level = len(levels) + 1
         levels.append(VmapLevel(level, size, randomness))
         # stays installed: other threads may be inside vmap, and it returns its argument where none is
-        _random.DRAW_TARGET_HOOK = draw_target
+        set_draw_target_hook(draw_target)
         try:
             batched = [wrap(x, d, level) if d is not None else x for x, d in zip(leaves, dims)]
             out = func(*unflatten(spec, batched), **kwargs)
@@ -203,7 +204,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         outs = [flatten(p, "output")[0] for p in parts]
         _, ospec, _ = flatten(parts[0], "output")
         odims = _broadcast_dims(out_dims, ospec, "out_dims", f"vmap({_name(func)}, ...)")
-        from tensorplug.ops.composite import cat as _cat
+        _cat = tensorplug.cat
         merged = [_cat([o[j] for o in outs], d) if d is not None else outs[0][j] for j, d in enumerate(odims)]
         return unflatten(ospec, merged)
 
@@ -252,8 +253,6 @@ def register_batching_rule(op, rule=None):
     ``rule(ctx, op, vals, bdims, args) -> (result, out_bdims)``. Used as a decorator
     when ``rule`` is omitted. Returns the rule.
     """
-    from tensorplug.dispatch.dispatcher import OpOverload, lookup_op
-    from tensorplug.dispatch.library import Library
     from .kernel import make_kernel
 
     def register(fn):

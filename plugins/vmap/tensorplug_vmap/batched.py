@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import threading
 
-from tensorplug.dispatch.keys import Autograd
-from tensorplug.tensor import Tensor, _is_contiguous
+from tensorplug.plugin_api import Tensor, autograd_bit, is_contiguous as _is_contiguous, wrap_dim as _wrap_dim
 
 KEY_NAME = "Batched"
 # Below Autograd (24): a wrapper that requires grad is recorded first, then batched
 PRIORITY = 20
 
 _new = object.__new__
-_AUTOGRAD = Autograd.bit
+_AUTOGRAD = autograd_bit()
 _BIT = [0]  # the Batched key's bit, set when the plugin declares the key
 
 
@@ -69,7 +68,6 @@ class BatchedTensor(Tensor):
         st = st[:self._bdim] + st[self._bdim + 1:]
         if dim is None:
             return st
-        from tensorplug.tensor import _wrap_dim
         return st[_wrap_dim(dim, len(self._shape))]
 
     def is_contiguous(self, memory_format=None):

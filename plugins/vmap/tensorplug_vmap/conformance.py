@@ -18,7 +18,7 @@ import zlib
 import numpy as np
 
 import tensorplug as tp
-from tensorplug.tensor import Tensor
+from tensorplug import Tensor
 
 BATCH = 3
 COMBOS = 2  # in_dims combinations per sample, besides "everything batched at 0"
@@ -74,7 +74,7 @@ def _combos(n, rng):
 
 def check_vmap_vs_loop(device_type, opinfo, dtype):
     """vmap(op) over random in_dims equals stacking op applied per example."""
-    from tensorplug.testing.suite import Skip, call, samples, move_sample, assert_close, tolerance, leaves
+    from tensorplug.testing import Skip, call, op_samples as samples, move_sample, assert_close, tolerance, leaves
     # float64 where supported: batched and per-example kernels may sum in different orders
     dtype = dtype or next((d for d in (tp.float64, tp.float32) if d in opinfo.dtypes), opinfo.dtypes[0])
     found = False

@@ -10,7 +10,8 @@ results are wrapped again at the same level.
 
 from __future__ import annotations
 
-from tensorplug.library import warn_user
+import tensorplug
+from tensorplug.plugin_api import warn_user
 
 from .batched import BatchedTensor, STATE, VmapLevel, wrap
 from .rules import LOGICAL, inplace_error
@@ -146,7 +147,7 @@ def loop(op, args, single, lists, inplace, level, vals, bdims, ctx):
         results.append(op.positional(*ex))
     if inplace:
         return args[0]
-    from tensorplug.ops.composite import stack
+    stack = tensorplug.stack
     first = results[0]
     if isinstance(first, (tuple, list)):
         return type(first)(wrap(stack([r[j] for r in results]), 0, level) for j in range(len(first)))

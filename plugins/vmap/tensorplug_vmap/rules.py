@@ -20,8 +20,8 @@ op names to them.
 
 from __future__ import annotations
 
-from tensorplug.dispatch.dispatcher import lookup_op
-from tensorplug.ops.promotion import result_type
+import tensorplug
+from tensorplug.plugin_api import lookup_op, result_type, broadcast_shapes
 
 from .batched import BatchedTensor
 
@@ -373,8 +373,7 @@ def index_select_rule(ctx, op, vals, bdims, args):
 def _leading_index(ctx, device, indices, ibd):
     """The indices with the example number prepended as one more index, each batched index moved to the
     front and padded to the rank of the broadcast per-example index shape."""
-    from tensorplug.ops.factories import arange
-    from tensorplug.ops.promotion import broadcast_shapes
+    arange = tensorplug.arange
     shapes = [t._shape if bd is None else t._shape[:bd] + t._shape[bd + 1:] for t, bd in zip(indices, ibd)]
     k = len(broadcast_shapes(*shapes))
     new = [_view(arange(ctx.size, device=device), (ctx.size,) + (1,) * k)]
@@ -409,7 +408,6 @@ def index_rule(ctx, op, vals, bdims, args):
     if used and used[-1] - used[0] + 1 != len(used):
         # separated advanced indices put their dims first, before the batch dim
         shapes = [t._shape for t in indices if t is not None]
-        from tensorplug.ops.promotion import broadcast_shapes
         return res, len(broadcast_shapes(*shapes))
     return res, 0
 
@@ -506,8 +504,7 @@ def bernoulli_rule(ctx, op, vals, bdims, args):
     p = vals[0]
     if ctx.randomness == "different":
         return op.positional(*vals), bdims[0]
-    from tensorplug.ops.random import rand_like
-    u = _entry("select.int")(rand_like(p), bdims[0], 0)  # one draw, compared with every example's p
+    u = _entry("select.int")(tensorplug.rand_like(p), bdims[0], 0)  # one draw, compared with every example's p
     return _to_copy(_entry("lt.Tensor")(_unsqueeze(u, bdims[0]), p), p._dtype, None, False), bdims[0]
 
 

@@ -383,12 +383,11 @@ def _put_row(col):
 
 
 def test_every_op_a_batched_tensor_can_reach_has_a_rule_or_a_decomposition():
-    from tensorplug.dispatch import dispatcher
-    from tensorplug.dispatch.keys import REGISTRY
+    from tensorplug.plugin_api import functionality_key, operators
     from tensorplug_vmap.rules import NO_RULE
-    batched = REGISTRY.functionality["Batched"]
+    batched = functionality_key("Batched")
     missing = []
-    for name, op in dispatcher.OPS.items():
+    for name, op in operators().items():
         takes_tensor = any("Tensor" in str(a.type) for a in op.schema.arguments)
         if name.startswith("tensorplug::") and takes_tensor and op.lookup(batched, None)[1] == "fallback":
             missing.append(name)
