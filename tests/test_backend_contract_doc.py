@@ -44,3 +44,10 @@ def test_the_composite_lists_are_the_registry():
     assert _names(_line("CompositeExplicitAutograd (")) == cea
     assert _names(_line("CompositeImplicitAutograd (")) == cia
     assert f"CompositeImplicitAutograd ({len(cia)})" in DOC
+
+
+def test_the_schema_listing_is_generated_from_the_registry():
+    from tensorplug.testing.contract import schema_block
+    section = DOC[DOC.index("## Schemas of the primitives"):DOC.index("## Composite operators")]
+    listed = section[section.index("```text\n") + 8:section.rindex("\n```")]
+    assert listed == schema_block(), "regenerate with: python -m tensorplug.testing.contract"
