@@ -55,3 +55,38 @@ def test_float_types_without_ml_dtypes():
         print(a.dtype, b.dtype, c.dtype, "ml_dtypes" in sys.modules)
     """)
     assert out.strip() == "tensorplug.float16 tensorplug.float32 tensorplug.float32 False"
+
+
+def _pytest_in(project, *args):
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+                          cwd=project, capture_output=True, text=True, timeout=300)
+
+
+def test_pytest_in_an_unrelated_project_does_not_import_tensorplug(tmp_path):
+    (tmp_path / "conftest.py").write_text(textwrap.dedent("""
+        import sys
+
+        def pytest_sessionfinish(session):
+            with open("imported.txt", "w") as f:
+                f.write(repr(sorted(m for m in sys.modules if m.split(".")[0].startswith("tensorplug"))))
+    """))
+    (tmp_path / "test_trivial.py").write_text("def test_one():\n    assert 1 + 1 == 2\n")
+    out = _pytest_in(tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (tmp_path / "imported.txt").read_text() == "[]"
+    # the plugin is still registered: its option is known
+    help_out = _pytest_in(tmp_path, "--help")
+    assert "--tensorplug-backend" in help_out.stdout
+
+
+def test_conformance_fixture_still_loads_tensorplug(tmp_path):
+    (tmp_path / "test_conf.py").write_text(textwrap.dedent("""
+        from tensorplug.testing import conformance_tests
+
+        conformance_tests(globals(), backend="cpu", ops=["add"], dtypes=["float32"])
+    """))
+    out = _pytest_in(tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert " passed" in out.stdout and "failed" not in out.stdout, out.stdout
+    listed = _pytest_in(tmp_path, "--collect-only", "--tensorplug-backend", "cpu")
+    assert "test_conf.py::test_conformance[cpu-add-float32-forward]" in listed.stdout, listed.stdout
