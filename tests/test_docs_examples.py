@@ -68,6 +68,22 @@ def test_page_code_blocks_run(page, tmp_path):
         run.append((line, source))
     if not run:
         pytest.skip(f"{page.name} has no runnable python block")
-    out = subprocess.run([sys.executable, "-c", _RUNNER], input=json.dumps(run), cwd=tmp_path,
-                         capture_output=True, text=True, timeout=300)
+    out = _run(run, tmp_path)
     assert out.returncode == 0, f"{page.relative_to(ROOT)}: {out.stderr[-3000:]}"
+
+
+def _run(run, cwd):
+    return subprocess.run([sys.executable, "-c", _RUNNER], input=json.dumps(run), cwd=cwd,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_a_failing_block_is_named_and_excerpts_are_not_run(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("text\n\n```python\nx = 1\n```\n\n<!-- excerpt -->\n```python\ndef f(...): ...\n```\n"
+                    "\n```python\nopen('written.txt', 'w').write('x')\nassert x == 2, 'x is 1'\n```\n")
+    found = blocks(page)
+    assert [(line, marker) for line, _, marker in found] == [(3, None), (8, "<!-- excerpt -->"), (12, None)]
+    out = _run([(line, src) for line, src, marker in found if marker is None], tmp_path)
+    assert out.returncode == 1
+    assert "AssertionError: x is 1" in out.stderr and "FAILED block at line 12" in out.stderr
+    assert (tmp_path / "written.txt").exists()   # examples write into the temporary cwd
