@@ -16,6 +16,7 @@ downloaded.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import time
 
@@ -26,11 +27,7 @@ from tensorplug.nn import functional as F
 
 def load_digits(seed, device, test_fraction=0.2):
     """(x_train, y_train, x_test, y_test) as tensors; pixels scaled to [0, 1], a seeded split."""
-    try:
-        from sklearn.datasets import load_digits as sk_load_digits
-    except ImportError:
-        sys.exit("the demo needs scikit-learn (its digits data set ships inside it): "
-                 "pip install 'tensorplug[examples]'")
+    from sklearn.datasets import load_digits as sk_load_digits
     data = sk_load_digits()
     x = tp.tensor(data.images, dtype=tp.float32) / 16.0
     y = tp.tensor(data.target, dtype=tp.int64)
@@ -72,7 +69,22 @@ def evaluate(model, x, y, batch_size=512):
     return total_loss / len(y), correct / len(y)
 
 
+def _require_examples_extra():
+    """Exit with a one-line message (no traceback) when scikit-learn or tqdm is missing."""
+    missing = []
+    for module, why in (("sklearn", "scikit-learn, whose digits data set the demo trains on"),
+                        ("tqdm", "tqdm, for the progress bars")):
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            missing.append(why)
+    if missing:
+        sys.exit("tensorplug demo: training needs " + " and ".join(missing)
+                 + ", from the examples extra: pip install 'tensorplug[examples]'")
+
+
 def train(args):
+    _require_examples_extra()
     from tqdm import tqdm
     tp.manual_seed(args.seed)
     x_train, y_train, x_test, y_test = load_digits(args.seed, args.device)

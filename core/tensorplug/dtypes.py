@@ -2,7 +2,9 @@
 
 A ``dtype`` is an immutable singleton naming an element type. Every dtype maps
 to a numpy dtype (bfloat16 comes from ``ml_dtypes``), which is the host
-exchange format for all backends.
+exchange format for all backends. ``ml_dtypes`` is imported on the first use
+of ``bfloat16.np`` (it costs about a second of CPU to import), not by
+``import tensorplug``.
 
 Promotion follows PyTorch: categories bool < integer < floating; between
 operands of one priority class (dimensioned tensors, zero-dim tensors, Python
@@ -13,8 +15,9 @@ default float dtype and ``int64_tensor + 2`` stays int64).
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
-import ml_dtypes
 
 __all__ = [
     "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16",
@@ -34,13 +37,27 @@ class dtype:
 
     __slots__ = ("name", "np", "itemsize", "category", "is_signed", "_rank", "__weakref__")
 
-    def __init__(self, name, np_dtype, category, rank):
+    def __init__(self, name, np_dtype, category, rank, itemsize=None):
         self.name = name
-        self.np = np.dtype(np_dtype)
-        self.itemsize = self.np.itemsize
+        if np_dtype is not None:
+            self.np = np.dtype(np_dtype)
+            itemsize = self.np.itemsize
+        # else: the ``np`` slot stays empty until __getattr__ resolves it (bfloat16)
+        self.itemsize = itemsize
         self.category = category
         self.is_signed = category != BOOL and name != "uint8"
         self._rank = rank
+
+    def __getattr__(self, attr):
+        # Only reached when a slot is empty: ``np`` of a dtype whose numpy dtype is resolved
+        # on first use. Reading a filled slot never comes here, so the kernels' ``d.np`` stays
+        # a plain slot read.
+        if attr == "np" and self.name in _LAZY_NP:
+            npdt = np.dtype(_LAZY_NP[self.name]())
+            self.np = npdt
+            _FROM_NP.setdefault(npdt, self)
+            return npdt
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
 
     @property
     def is_floating_point(self):
@@ -68,7 +85,7 @@ int16 = dtype("int16", np.int16, INTEGRAL, 2)
 int32 = dtype("int32", np.int32, INTEGRAL, 3)
 int64 = dtype("int64", np.int64, INTEGRAL, 4)
 float16 = dtype("float16", np.float16, FLOATING, 1)
-bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, FLOATING, 1)
+bfloat16 = dtype("bfloat16", None, FLOATING, 1, itemsize=2)  # numpy dtype: _LAZY_NP
 float32 = dtype("float32", np.float32, FLOATING, 3)
 float64 = dtype("float64", np.float64, FLOATING, 4)
 
@@ -76,7 +93,17 @@ _BUILTIN = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, 
 _BY_NAME = {d.name: d for d in _BUILTIN}
 _BY_NAME.update({"half": float16, "float": float32, "double": float64, "long": int64,
                  "int": int32, "short": int16})
-_FROM_NP = {d.np: d for d in _BUILTIN}
+
+
+def _ml_dtypes_bfloat16():
+    import ml_dtypes
+
+    return ml_dtypes.bfloat16
+
+
+# dtypes whose numpy dtype comes from a module that is slow to import: name -> loader
+_LAZY_NP = {"bfloat16": _ml_dtypes_bfloat16}
+_FROM_NP = {d.np: d for d in _BUILTIN if d.name not in _LAZY_NP}
 
 
 def _by_name(name):
@@ -109,11 +136,15 @@ def unregister_dtype(d):
 
 def from_numpy_dtype(npdt):
     """The tensorplug dtype for a numpy dtype; TypeError for unsupported ones."""
+    npdt = np.dtype(npdt)
     try:
-        return _FROM_NP[np.dtype(npdt)]
+        return _FROM_NP[npdt]
     except KeyError:
+        # a numpy bfloat16 array exists only once ml_dtypes is imported: resolve ours then
+        if npdt.name in _LAZY_NP and "ml_dtypes" in sys.modules and _BY_NAME[npdt.name].np == npdt:
+            return _BY_NAME[npdt.name]
         raise TypeError(
-            f"can't convert np.ndarray of type {np.dtype(npdt)}. The only supported types are: "
+            f"can't convert np.ndarray of type {npdt}. The only supported types are: "
             "float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, and bool."
         ) from None
 

@@ -21,13 +21,21 @@ import numbers
 import os
 import warnings
 
-import ml_dtypes
 import numpy as np
 
 from .. import dtypes as _dt
 from ..backend import BACKENDS, backend_for
 from ..device import device as _device
 from ..tensor import Tensor
+
+
+def _finfo(npdt):
+    """numpy's finfo, or ml_dtypes' for its types (bfloat16), imported only for those."""
+    if npdt.kind == "f":
+        return np.finfo(npdt)
+    import ml_dtypes
+
+    return ml_dtypes.finfo(npdt)
 from ._lib import defop, public, attach
 from .promotion import _pt_name, broadcast_shapes
 from . import factories as _f
@@ -203,7 +211,7 @@ def _fmt(x):
 def _check_uniform(self, from_=0.0, to=1.0, generator=None):
     _check_generator("uniform_", self, generator)
     _require_float("uniform_", self._dtype)
-    limit = float(ml_dtypes.finfo(self._dtype.np).max)
+    limit = float(_finfo(self._dtype.np).max)
     for name, v in (("from", from_), ("to", to)):
         if not -limit <= v <= limit:
             raise RuntimeError(f"{name} is out of bounds for {_C_NAMES.get(self._dtype.name, self._dtype.name)}")
@@ -240,7 +248,7 @@ def _check_bernoulli(self, generator=None):
 def random_bounds(dtype, from_, to):
     """The inclusive range ``[low, high]`` ``random_(from, to)`` draws from for ``dtype``."""
     if dtype.is_floating_point:
-        return from_, (1 << (ml_dtypes.finfo(dtype.np).nmant + 1)) if to is None else to - 1
+        return from_, (1 << (_finfo(dtype.np).nmant + 1)) if to is None else to - 1
     if dtype is _dt.bool:
         return from_, 1 if to is None else to - 1
     return from_, int(np.iinfo(dtype.np).max) if to is None else to - 1
@@ -257,7 +265,7 @@ def _check_random(self, from_, to=None, generator=None):
     cname = _C_NAMES.get(d.name, d.name)
     low, high = random_bounds(d, from_, to)
     if d.is_floating_point:
-        digits = ml_dtypes.finfo(d.np).nmant + 1
+        digits = _finfo(d.np).nmant + 1
         for name, v in (("from", low), ("to - 1", high)):
             if not -(1 << digits) <= v <= (1 << digits):
                 warnings.warn(f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision limitations "

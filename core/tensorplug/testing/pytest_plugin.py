@@ -1,4 +1,8 @@
-"""The conformance kit's pytest plugin, registered as the ``pytest11`` entry point ``tensorplug``.
+"""The conformance kit's pytest plugin: what it does, and the helpers a plugin's tests use.
+
+Its hooks live in the top-level module ``_tensorplug_pytest`` (the ``pytest11``
+entry point ``tensorplug``), which imports tensorplug only when a test asks
+for conformance cases.
 
 It adds the option ``--tensorplug-backend NAME`` (repeatable; ``all`` means
 every enabled backend, and every transform whose plugin declares a
@@ -20,50 +24,6 @@ test function that asks for ``tensorplug_case``.
 from __future__ import annotations
 
 import pytest
-
-
-def pytest_addoption(parser):
-    group = parser.getgroup("tensorplug", "tensorplug conformance")
-    group.addoption("--tensorplug-backend", action="append", default=[], metavar="NAME",
-                    dest="tensorplug_backend",
-                    help="run the conformance tests for backend or transform NAME instead of each test "
-                         "module's own (repeatable; 'all' for every enabled backend and transform)")
-
-
-def pytest_configure(config):
-    config.addinivalue_line(
-        "markers", "tensorplug_conformance(backend, ops=None, dtypes=None, op_db=None): parametrize the "
-                   "test's tensorplug_case argument with the conformance cases of backend (or of "
-                   "--tensorplug-backend)")
-
-
-def _targets(names):
-    from .suite import conformance_targets
-    out = []
-    for n in names:
-        for t in (conformance_targets() if n == "all" else [n]):
-            if t not in out:
-                out.append(t)
-    return out
-
-
-def pytest_generate_tests(metafunc):
-    if "tensorplug_case" not in metafunc.fixturenames:
-        return
-    from .suite import conformance_cases
-    marker = metafunc.definition.get_closest_marker("tensorplug_conformance")
-    kwargs = dict(marker.kwargs) if marker is not None else {}
-    default = kwargs.pop("backend", None) or (marker.args[0] if marker is not None and marker.args else "cpu")
-    params = []
-    for name in _targets(metafunc.config.getoption("tensorplug_backend") or [default]):
-        for case in conformance_cases(name, **kwargs):
-            marks = ()
-            if case.skip:
-                marks = (pytest.mark.skip(reason=case.skip),)
-            elif case.xfail:
-                marks = (pytest.mark.xfail(reason=case.xfail, strict=False),)
-            params.append(pytest.param(case, id=case.id, marks=marks))
-    metafunc.parametrize("tensorplug_case", params)
 
 
 def run_case_in_pytest(case):

@@ -19,7 +19,7 @@ _int64 = tensorplug.int64
 _bool = tensorplug.bool
 _uint8 = tensorplug.uint8
 _f32 = np.dtype(np.float32)
-_HALF = (np.dtype(np.float16), np.dtype(tensorplug.bfloat16.np))
+_HALF = ("float16", "bfloat16")  # numpy dtype names: bfloat16's numpy dtype is resolved lazily
 
 
 def _first_outside(idx, lo, hi):
@@ -96,7 +96,7 @@ def scatter_add_(self, dim, index, src):
     # full coordinates of every index element: its own position, except ``index`` along ``dim``
     key = tuple(idx if d == dim else np.arange(s).reshape([-1 if e == d else 1 for e in range(idx.ndim)])
                 for d, s in enumerate(idx.shape))
-    if a.dtype in _HALF:
+    if a.dtype.name in _HALF:
         # PyTorch sums float16/bfloat16 in float32 ("opmath") and rounds once per element
         acc = a.astype(np.float32)
         np.add.at(acc, key, values.astype(np.float32))

@@ -57,7 +57,8 @@ def code(dtype):
 
 for _d in _api.all_dtypes():
     code(_d)
-    _BY_NUMPY.setdefault(np.dtype(_d.np), _d)
+    if _d.name != "bfloat16":  # bfloat16.np imports ml_dtypes: from_host resolves it on first use
+        _BY_NUMPY.setdefault(np.dtype(_d.np), _d)
 
 _current = [0]
 
@@ -98,7 +99,7 @@ def upload(values, device_index, dtype=None):
     values = np.asarray(values)
     if not values.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-dim array 1-dim)
         values = values.copy(order="C")
-    d = dtype or _BY_NUMPY[values.dtype]
+    d = dtype or _BY_NUMPY.get(values.dtype) or _dt.from_numpy_dtype(values.dtype)
     if values.dtype != d.np:
         values = values.astype(d.np)
     native = _C.empty(values.shape, code(d), d.itemsize, device_index)
