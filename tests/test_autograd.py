@@ -467,3 +467,22 @@ def test_node_scopes_enclose_each_backward_node():
     assert seen == [("enter", "SumBackward0"), ("exit", "SumBackward0"),
                     ("enter", "MulBackward0"), ("exit", "MulBackward0")]
     np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0])
+
+
+def test_derivative_registers_a_formula_for_a_plugins_own_operator():
+    from tensorplug.autograd import derivative
+    from tensorplug.library import Library
+    lib = Library("formulatest", "DEF")
+    lib.define("cube(Tensor self) -> Tensor")
+    lib.impl("cube", lambda x: x * x * x, "CompositeExplicitAutograd")
+
+    @derivative("formulatest::cube")
+    def _(grad, self):
+        return 3 * grad * self * self
+
+    x = tp.tensor([1.0, 2.0], requires_grad=True)
+    y = tp.ops.formulatest.cube(x)
+    y.sum().backward()
+    assert y.grad_fn.name() == "CubeBackward0" and x.grad.tolist() == [3.0, 12.0]
+    with pytest.raises(RuntimeError, match="already registered"):
+        derivative("formulatest::cube")(lambda grad, self: grad)

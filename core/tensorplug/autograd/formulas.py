@@ -33,6 +33,7 @@ from .. import dtypes as _dt
 from ..dispatch.keys import Autograd
 from ..dispatch import dispatcher as _d
 from ..dispatch.dispatcher import _tls
+from ..dispatch.library import Library
 from ..tensor import Tensor, make_tensor as _make_tensor
 from .graph import Node, gradient_edge, leaf_edge, _seq, _anomaly, _type_name
 from .views import check_view_inplace, rebase_history
@@ -287,6 +288,15 @@ class FormulaInfo:
             self.node_class._slots = None
 
 
+def _formula_library(ns):
+    """The library to register a formula's Autograd kernel in: the core's for ``tensorplug``, else a
+    new one, owned by the plugin registering (if any), so disabling it removes the kernel."""
+    if ns == "tensorplug":
+        from ..ops._lib import LIB  # lazy: the ops modules import this one
+        return LIB
+    return Library(ns, "IMPL")
+
+
 def derivative(op_name, *, nondiff_outputs=(), uses=None):
     """Register the backward formula of ``op_name`` (``"mul.Tensor"`` or ``"ns::op.overload"``).
 
@@ -301,8 +311,7 @@ def derivative(op_name, *, nondiff_outputs=(), uses=None):
         if qual in FORMULAS:
             raise RuntimeError(f"a backward formula for {qual} is already registered")
         info = FORMULAS[qual] = FormulaInfo(op, formula, nondiff_outputs, uses)
-        from ..ops._lib import LIB
-        LIB.impl(op, _lazy_kernel(info), "Autograd", with_keyset=True)
+        _formula_library(op.namespace).impl(op, _lazy_kernel(info), "Autograd", with_keyset=True)
         return formula
     return register
 
