@@ -27,6 +27,12 @@ hooks only, never at import time (import happens once). If a hook raises,
 whatever the plugin registered so far is removed and the plugin is listed as
 ``failed`` with the error; an implementation of a hook that does not exist
 (a misspelt name) fails the plugin too.
+
+What a plugin may use besides these hooks is the public plugin API,
+:mod:`tensorplug.plugin_api` (tensor makers, key sets, dtype and index
+helpers, seeds, the transform protocol); docs/plugins.md is its reference,
+with the version policy (``TENSORPLUG_API = (major, minor)`` in the plugin's
+module), and docs/backend-contract.md lists what a backend implements.
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ hookimpl = pluggy.HookimplMarker("tensorplug")
 def tensorplug_functionality_keys():
     """Declare functionality dispatch keys.
 
-    Return a list of :class:`tensorplug.dispatch.FunctionalityKey`. The
+    Return a list of :class:`tensorplug.plugin_api.FunctionalityKey`. The
     priority (0..63, unique) decides the key's place: higher runs first. The
     core holds Dense (8) and Autograd (24); conventions: Quantized 16,
     Autocast 32, Batched 20 (below Autograd, so
@@ -53,7 +59,7 @@ def tensorplug_functionality_keys():
 
         @tensorplug.hookimpl
         def tensorplug_functionality_keys():
-            from tensorplug.dispatch import FunctionalityKey
+            from tensorplug.plugin_api import FunctionalityKey
             return [FunctionalityKey("Logging", priority=12)]
     """
 
@@ -76,7 +82,7 @@ def tensorplug_dtypes():
 def tensorplug_backends():
     """Declare compute backends.
 
-    Return a list of :class:`tensorplug.backend.Backend` records. The core
+    Return a list of :class:`tensorplug.plugin_api.Backend` records. The core
     gives each a backend bit (the first free one, or the record's ``slot``:
     a fixed slot keeps the bit stable across disable/enable); tensors on its
     devices dispatch to kernels registered under the record's ``key_name``.
