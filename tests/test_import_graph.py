@@ -26,7 +26,7 @@ def _modules():
     return out
 
 
-def _resolve(base, level, module, modules):
+def _resolve(base, level, module):
     if level:
         pkg = base.split(".")
         pkg = pkg[:len(pkg) - level + 1] if level > 1 else pkg
@@ -47,7 +47,7 @@ def import_graph():
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
-                base = _resolve(package, node.level, node.module, modules)
+                base = _resolve(package, node.level, node.module)
                 # ``from pkg import sub`` names the submodule when there is one, else an attribute of pkg
                 targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
             else:
