@@ -59,6 +59,9 @@ def get_default_device():
 
 _LAZY_SUBMODULES = ("nn", "optim", "utils")  # imported on first use: they cost import time
 
+# what a user sees: the names defined above, the ops' public functions, and the lazy submodules
+__all__ = sorted({k for k in globals() if not k.startswith("_") and k != "annotations"} | set(_LAZY_SUBMODULES))
+
 
 def __getattr__(name):
     if name in _LAZY_SUBMODULES:

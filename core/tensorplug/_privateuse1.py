@@ -19,7 +19,6 @@ import sys
 
 from .device import device as _device
 
-SLOT = 15
 KEY_NAME = "PrivateUse1"
 
 _INSTALLED: dict = {}  # backend name -> [(class, attribute)] set for it

@@ -178,10 +178,6 @@ class FormulaNode(Node):
     def release(self):
         self._saved = None
 
-    @property
-    def saved_tensors_names(self):
-        return tuple(self._info.save_names)
-
 
 def _zeros_if_none(g, meta):
     if g is not None or meta is None:

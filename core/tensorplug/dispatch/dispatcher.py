@@ -300,7 +300,6 @@ class OpOverload:
         self._stacks: dict = {}  # same slots -> live registrations, overridden ones underneath
         self.cache: dict = {}    # key set -> kernel callable
         self.check = check
-        self.tags = ()
         self.entry = _make_entry(self)
         if not any(a.kwarg_only for a in schema.arguments):
             self.positional = self.entry  # the same signature: no second function to build

@@ -86,7 +86,7 @@ class Library:
     def __repr__(self):
         return f"Library(ns={self.ns!r}, kind={self.kind!r}, owner={self.owner!r})"
 
-    def define(self, schema, alias_analysis="", *, tags=(), check=None):
+    def define(self, schema, alias_analysis="", *, check=None):
         """Define an operator from a schema string; returns its :class:`OpOverload`.
 
         ``check(*args)``, if given, runs once per call before dispatch (argument
@@ -95,7 +95,6 @@ class Library:
         if self.kind == "IMPL":
             raise RuntimeError("define() is not allowed on an IMPL library; use DEF or FRAGMENT")
         op = _d.define_op(self.ns, schema, self.owner, self, check)
-        op.tags = tuple(tags)
         self._ops.append(op)
         return op
 
@@ -168,14 +167,14 @@ def destroy_owned_by(owner):
         lib._destroy()
 
 
-def define(qualname_schema, *, lib=None, tags=()):
+def define(qualname_schema, *, lib=None):
     """Function form: ``define("myns::op(Tensor x) -> Tensor")``."""
     ns = parse_schema(qualname_schema).namespace
     if not ns:
         raise ValueError(f"define() needs a qualified schema 'namespace::name(...) -> ...', "
                          f"got {qualname_schema!r}")
     lib = lib or Library(ns, "FRAGMENT")
-    return lib.define(qualname_schema, tags=tags)
+    return lib.define(qualname_schema)
 
 
 def impl(qualname, dispatch_key, fn=None, *, lib=None, **kw):

@@ -22,19 +22,14 @@ with owner_scope("core"):
 ENTRIES: dict = {}  # schema full name -> entry function
 
 
-def defop(schema, *, check=None, composite=None, explicit=None, tags=()):
-    op = LIB.define(schema, tags=tags, check=check)
+def defop(schema, *, check=None, composite=None, explicit=None):
+    op = LIB.define(schema, check=check)
     if composite is not None:
         LIB.impl(op, composite, "CompositeImplicitAutograd")
     if explicit is not None:
         LIB.impl(op, explicit, "CompositeExplicitAutograd")
     ENTRIES[op.schema.full_name] = op.entry
     return op.entry
-
-
-def op_of(entry):
-    """The OpOverload behind an entry function."""
-    return entry._op
 
 
 PUBLIC: dict = {}  # name -> function exported as tensorplug.NAME

@@ -199,7 +199,10 @@ def _size(size):
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, pin_memory=False):
-    """An uninitialised tensor of shape ``size``."""
+    """An uninitialised tensor of shape ``size``.
+
+    ``memory_format`` and ``pin_memory`` are accepted for PyTorch compatibility and ignored.
+    """
     return _finish(_mem.empty(_size(size), dtype=dtype or _dt.get_default_dtype(), device=_dev(device)),
                    requires_grad)
 
@@ -249,25 +252,37 @@ def zeros_for(shape, like, *also):
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    """An uninitialised tensor with the shape (and by default dtype, device) of ``input``."""
+    """An uninitialised tensor with the shape (and by default dtype, device) of ``input``.
+
+    ``memory_format`` is accepted for PyTorch compatibility and ignored: tensors are always row-major.
+    """
     s, d, dev = _like(input, dtype, device)
     return _finish(_like_of(input, _mem.empty(s, dtype=d, device=dev)), requires_grad)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    """Zeros with the shape (and by default dtype, device) of ``input``."""
+    """Zeros with the shape (and by default dtype, device) of ``input``.
+
+    ``memory_format`` is accepted for PyTorch compatibility and ignored: tensors are always row-major.
+    """
     s, d, dev = _like(input, dtype, device)
     return _finish(_like_of(input, _mem.full(s, 0, dtype=d, device=dev)), requires_grad)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    """Ones with the shape (and by default dtype, device) of ``input``."""
+    """Ones with the shape (and by default dtype, device) of ``input``.
+
+    ``memory_format`` is accepted for PyTorch compatibility and ignored: tensors are always row-major.
+    """
     s, d, dev = _like(input, dtype, device)
     return _finish(_like_of(input, _mem.full(s, 1, dtype=d, device=dev)), requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    """``fill_value`` everywhere, with the shape (and by default dtype, device) of ``input``."""
+    """``fill_value`` everywhere, with the shape (and by default dtype, device) of ``input``.
+
+    ``memory_format`` is accepted for PyTorch compatibility and ignored: tensors are always row-major.
+    """
     s, d, dev = _like(input, dtype, device)
     return _finish(_like_of(input, _mem.full(s, fill_value, dtype=d, device=dev)), requires_grad)
 

@@ -104,7 +104,11 @@ attach("zero_", zero_)
 
 # -- conversions ------------------------------------------------------------------------
 def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
-    """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other_tensor)``; returns self if nothing changes."""
+    """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other_tensor)``; returns self if nothing changes.
+
+    ``non_blocking`` and ``memory_format`` are accepted for PyTorch compatibility and ignored: copies are
+    synchronous and tensors are always row-major.
+    """
     for a in args:
         if isinstance(a, _dt.dtype):
             dtype = a

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import dtypes as _dt
-from ..dtypes import promote_types, BOOL, INTEGRAL, FLOATING
+from ..dtypes import promote_types, FLOATING
 
 __all__ = ["broadcast_shapes", "result_type", "binary_dtype", "scalar_dtype", "check_can_cast"]
 
@@ -104,7 +104,3 @@ _PT_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat
 
 def _pt_name(d):
     return _PT_NAMES.get(d.name, d.name)
-
-
-def category_name(d):
-    return {BOOL: "bool", INTEGRAL: "integer", FLOATING: "floating"}[d.category]

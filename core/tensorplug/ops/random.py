@@ -419,18 +419,27 @@ def _like(input, dtype, device):
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, generator=None):
-    """Uniform samples on ``[0, 1)`` with the shape (and by default dtype, device) of ``input``."""
+    """Uniform samples on ``[0, 1)`` with the shape (and by default dtype, device) of ``input``.
+
+    ``memory_format`` is accepted for PyTorch compatibility and ignored: tensors are always row-major.
+    """
     return _f._finish(uniform_(_like(input, dtype, device), 0.0, 1.0, generator=generator), requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, generator=None):
-    """Standard normal samples with the shape (and by default dtype, device) of ``input``."""
+    """Standard normal samples with the shape (and by default dtype, device) of ``input``.
+
+    ``memory_format`` is accepted for PyTorch compatibility and ignored: tensors are always row-major.
+    """
     return _f._finish(normal_(_like(input, dtype, device), 0.0, 1.0, generator=generator), requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False, memory_format=None,
                  generator=None):
-    """Integers on ``[low, high)`` shaped like ``input``: ``randint_like(x, high)`` or ``(x, low, high)``."""
+    """Integers on ``[low, high)`` shaped like ``input``: ``randint_like(x, high)`` or ``(x, low, high)``.
+
+    ``memory_format`` is accepted for PyTorch compatibility and ignored: tensors are always row-major.
+    """
     if high is None:
         low, high = 0, low
     out = _random_from_positional(_like(input, dtype, device), _int_arg("low", 2, low), _int_arg("high", 3, high),

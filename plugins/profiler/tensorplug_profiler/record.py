@@ -56,11 +56,6 @@ class Event:
             parent.children.append(self)
 
     @property
-    def duration_ns(self):
-        """Wall time of the interval, in nanoseconds."""
-        return self.end - self.start
-
-    @property
     def cpu_time_total(self):
         """Total time in microseconds (children included), as PyTorch's FunctionEvent."""
         return (self.end - self.start) / 1000

@@ -172,13 +172,6 @@ def is_batched(t):
     return t.__class__ is BatchedTensor
 
 
-def unwrap_level(t, level):
-    """``(value, bdim)`` of ``t`` at ``level``; ``(t, None)`` when ``t`` is not batched at that level."""
-    if t.__class__ is BatchedTensor and t._level == level:
-        return t._value, t._bdim
-    return t, None
-
-
 def like(t, out):
     """A batched result for a ``*_like`` factory called on batched ``t``.
 

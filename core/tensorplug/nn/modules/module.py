@@ -110,7 +110,6 @@ class Module:
         d["_forward_hooks"] = OrderedDict()
         d["_forward_hooks_with_kwargs"] = {}
         d["_forward_hooks_always_called"] = {}
-        d["_state_dict_hooks"] = OrderedDict()
         d["_load_state_dict_post_hooks"] = OrderedDict()
 
     # -- calling ---------------------------------------------------------------------
@@ -547,16 +546,7 @@ class Module:
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
-        for hook in self._state_dict_hooks.values():
-            result = hook(self, destination, prefix, local_metadata)
-            if result is not None:
-                destination = result
         return destination
-
-    def _register_state_dict_hook(self, hook):
-        handle = RemovableHandle(self._state_dict_hooks)
-        self._state_dict_hooks[handle.id] = hook
-        return handle
 
     def register_load_state_dict_post_hook(self, hook):
         """``hook(module, incompatible_keys)`` runs after ``load_state_dict`` has loaded this module; it may
