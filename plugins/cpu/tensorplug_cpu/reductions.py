@@ -92,9 +92,10 @@ def matmul(self, other):
     a, b = self._data, other._data
     if d in _HALF:
         return wrap(np.matmul(a.astype(_f32), b.astype(_f32)).astype(d.np), d)
-    # OpenBLAS is slow on a few rows times a transposed wide matrix (x @ w.T in linear at small batch):
+    # OpenBLAS is slow on a few rows (a single row keeps the direct product: its copy would carry
+    # numpy's strides for a size-1 dim) times a transposed wide matrix (x @ w.T in linear at small batch):
     # the product transposed, (w @ x.T).T, plus a copy back to PyTorch's row-major layout costs a third less
-    if (a.ndim == 2 and b.ndim == 2 and a.shape[0] <= 64 and b.shape[1] >= 128 and a.flags.c_contiguous
+    if (a.ndim == 2 and b.ndim == 2 and 1 < a.shape[0] <= 64 and b.shape[1] >= 128 and a.flags.c_contiguous
             and b.flags.f_contiguous and not b.flags.c_contiguous):
         return wrap(np.ascontiguousarray(np.matmul(b.T, a.T).T), d)
     return wrap(np.matmul(a, b), d)
