@@ -494,10 +494,22 @@ def test_broadcasting():
                              r"non-singleton dimension 1"),
     (tp.eq, (5, 2), (3, 1), r"The size of tensor a \(5\) must match the size of tensor b \(3\)"),
     (lambda a, b: tp.where(make([True], tp.bool), a, b), (3,), (4,), "The size of tensor a"),
+    (tp.add, (2, 3), (4, 3), r"The size of tensor a \(2\) must match the size of tensor b \(4\)"),
+    (tp.add, (4, 2, 3), (5, 2, 3), r"The size of tensor a \(4\) must match the size of tensor b \(5\)"),
 ])
 def test_broadcast_mismatch_error(call, sa, sb, msg):
     with pytest.raises(RuntimeError, match=msg):
         call(tp.zeros(sa), tp.zeros(sb))
+
+
+@pytest.mark.parametrize("sa,sb,want", [((4, 3), (3,), (4, 3)), ((3,), (4, 3), (4, 3)), ((2, 4, 3), (4, 3), (2, 4, 3)),
+                                        ((4, 3), (1, 3), (4, 3)), ((4, 3), (), (4, 3))])
+def test_broadcast_suffix_shapes(sa, sb, want):
+    a = tp.from_numpy(np.asarray(np.arange(np.prod(sa), dtype=np.float32).reshape(sa)))
+    b = tp.from_numpy(np.asarray(np.arange(np.prod(sb), dtype=np.float32).reshape(sb) + 100))
+    r = a + b
+    assert r.shape == want
+    np.testing.assert_array_equal(r.numpy(), a.numpy() + b.numpy())
 
 
 NONCONTIGUOUS_OPS = [

@@ -160,3 +160,15 @@ def test_large_float32_matmul_matches_numpy():
     b = rng.standard_normal((1024, 1024), dtype=np.float32)
     ta, tb = tp.from_numpy(a), tp.from_numpy(b)
     np.testing.assert_allclose((ta @ tb).numpy(), a @ b, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("rows", [1, 32, 64, 65])
+def test_matmul_by_transposed_weight_is_row_major(rows):
+    # x @ w.T as linear computes it: the CPU may compute the product transposed, but the result keeps
+    # PyTorch's row-major strides and numpy's values
+    rng = np.random.default_rng(rows)
+    x = rng.standard_normal((rows, 40)).astype(np.float32)
+    w = rng.standard_normal((200, 40)).astype(np.float32)
+    r = tp.from_numpy(x) @ tp.from_numpy(w).t()
+    assert r.shape == (rows, 200) and r.stride() == (200, 1)
+    np.testing.assert_allclose(r.numpy(), x @ w.T, rtol=1e-5, atol=1e-5)

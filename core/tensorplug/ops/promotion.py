@@ -14,6 +14,11 @@ def broadcast_shapes(*shapes):
         a, b = shapes
         if a == b:
             return tuple(a)
+        # the common broadcast (a bias over rows): one shape is a suffix of the other, no loop needed
+        if len(a) < len(b):
+            a, b = b, a
+        if b and a[len(a) - len(b):] == b and min(a) >= 0:
+            return tuple(a)
     ndim = max((len(s) for s in shapes), default=0)
     out = [1] * ndim
     for s in shapes:

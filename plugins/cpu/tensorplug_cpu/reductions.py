@@ -89,9 +89,16 @@ def _logical(fn):
 
 def matmul(self, other):
     d = self._dtype
+    a, b = self._data, other._data
     if d in _HALF:
-        return wrap(np.matmul(self._data.astype(_f32), other._data.astype(_f32)).astype(d.np), d)
-    return wrap(np.matmul(self._data, other._data), d)
+        return wrap(np.matmul(a.astype(_f32), b.astype(_f32)).astype(d.np), d)
+    # OpenBLAS is slow on a few rows (a single row keeps the direct product: its copy would carry
+    # numpy's strides for a size-1 dim) times a transposed wide matrix (x @ w.T in linear at small batch):
+    # the product transposed, (w @ x.T).T, plus a copy back to PyTorch's row-major layout costs a third less
+    if (a.ndim == 2 and b.ndim == 2 and 1 < a.shape[0] <= 64 and b.shape[1] >= 128 and a.flags.c_contiguous
+            and b.flags.f_contiguous and not b.flags.c_contiguous):
+        return wrap(np.ascontiguousarray(np.matmul(b.T, a.T).T), d)
+    return wrap(np.matmul(a, b), d)
 
 
 # inf - inf and 0 * inf give NaN silently in PyTorch; numpy would warn
