@@ -31,6 +31,7 @@ import functools
 import keyword
 import numbers
 import threading
+import sys
 
 from . import keys as _keys
 from .keys import REGISTRY, below
@@ -408,6 +409,19 @@ class OpOverload:
         return None, "missing"
 
     def _raise_missing(self, fkey, backend, ks, *args):
+        # a plugin imported before tensorplug could not register then: complete it and retry
+        plugins = sys.modules.get("tensorplug.plugins")
+        if plugins is not None and plugins.complete_pending():
+            return self._resolve(ks)(*args)
+        # a tensor whose backend is no longer registered (its plugin was disabled) gets
+        # the same error as creating a tensor on that device would
+        from ..backend import BACKENDS, no_backend_error
+        for a in args:
+            dev = getattr(a, "_device", None) if not isinstance(a, (list, tuple)) else (
+                next((getattr(t, "_device", None) for t in a if getattr(t, "_device", None) is not None), None))
+            typ = getattr(dev, "type", None)
+            if typ is not None and typ not in BACKENDS:
+                raise no_backend_error(typ)
         have = sorted({r.runtime_name for r in self.table.values()})
         # a backend whose plugin was disabled no longer resolves, but its tensors still carry its bit
         bname = backend.name if backend is not None else REGISTRY.retired_backend(ks)

@@ -32,7 +32,7 @@ import numpy as np
 import tensorplug as tp
 from .. import dtypes as _dt
 from ..autograd import gradcheck as _gradcheck, grad as _autograd_grad, no_grad
-from ..backend import BACKENDS
+from ..backend import BACKENDS, backend_of
 from ..dispatch import dispatcher as _d
 from ..dispatch.keys import Dense
 from ..tensor import Tensor
@@ -161,7 +161,7 @@ def conformance_config(name):
         if cfg.name == name:
             return cfg
     if name in BACKENDS:
-        return ConformanceConfig(name=name, backend=name, plugin=BACKENDS[name].owner)
+        return ConformanceConfig(name=name, backend=name, plugin=backend_of(name).owner)
     if name in TRANSFORM_CHECKS:
         return ConformanceConfig(name=name, backend="cpu", transform=name)
     raise LookupError(f"no enabled backend or transform is named {name!r}; backends: "
@@ -230,7 +230,7 @@ def conformance_cases(name, *, ops=None, dtypes=None, op_db=None):
         checks = list(TRANSFORM_CHECKS.get(cfg.transform, {}).values())
     else:
         checks = list(CHECKS.values())
-    supported = set(BACKENDS[cfg.backend].supported_dtypes()) if cfg.backend in BACKENDS else set()
+    supported = set(backend_of(cfg.backend).supported_dtypes()) if cfg.backend in BACKENDS else set()
     cases = []
     for info in db:
         if cfg.ops is not None and not _matches(info.name, cfg.ops):
@@ -917,7 +917,7 @@ def _assert_cpu_raises_alike(device_type, opinfo, sample, err, label, fn=None):
     if _is_cpu(device_type):
         return
     ref = _raised(opinfo, move_sample(sample, _CPU), fn)
-    msg = str(err).replace(BACKENDS[device_type].key_name, "CPU").replace(device_type, "cpu")
+    msg = str(err).replace(backend_of(device_type).key_name, "CPU").replace(device_type, "cpu")
     if ref is None or type(ref) is not type(err) or str(ref) != msg:
         raise AssertionError(f"{label}: raised {describe_error(err)}; the CPU raises "
                              f"{describe_error(ref) if ref is not None else 'nothing'}")

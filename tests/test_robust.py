@@ -1,0 +1,82 @@
+"""Robustness: disabled backends, plugins imported before the core, device indices."""
+
+import json
+import pathlib
+import pickle
+import re
+import subprocess
+import sys
+
+import pytest
+
+import tensorplug as tp
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+CORE = ROOT / "core" / "tensorplug"
+BACKEND_ERROR = (r"no backend is registered for device type 'cpu': .*installed but disabled; "
+                 r"enable it with tensorplug.plugins.enable\('cpu'\)")
+
+
+def test_the_core_looks_backends_up_by_name_in_one_helper_only():
+    """``BACKENDS[...]`` appears only in backend.py (the helper) and plugins.py (registration)."""
+    found = []
+    for src in CORE.rglob("*.py"):
+        if src.name in ("backend.py", "plugins.py"):
+            continue
+        for i, line in enumerate(src.read_text().splitlines(), 1):
+            if "BACKENDS[" in line:
+                found.append(f"{src.relative_to(ROOT)}:{i}: {line.strip()}")
+    assert found == []
+
+
+CALLS = {
+    "x + 1": lambda x: x + 1, "repr": repr, "str": str, "tolist": lambda x: x.tolist(),
+    "stride": lambda x: x.stride(), "view": lambda x: x.view(4), "item": lambda x: x[0, 0].item(),
+    "numpy": lambda x: x.numpy(), "storage_offset": lambda x: x.storage_offset(),
+    "data_ptr": lambda x: x.data_ptr(), "is_contiguous": lambda x: x.is_contiguous(),
+    "pickle": pickle.dumps, "x + x": lambda x: x + x, "sum": lambda x: x.sum(),
+}
+
+
+def test_existing_tensors_of_a_disabled_backend_raise_the_backend_error():
+    """After disable("cpu"), old cpu tensors fail like new ones, never with a KeyError."""
+    x = tp.ones(2, 2)
+    v = x[0]
+    tp.plugins.disable("cpu")
+    try:
+        with pytest.raises(RuntimeError, match=BACKEND_ERROR):
+            tp.zeros(2)
+        for name, call in CALLS.items():
+            with pytest.raises(RuntimeError, match=BACKEND_ERROR):
+                call(x)
+        with pytest.raises(RuntimeError, match=BACKEND_ERROR):
+            v.add_(1)
+    finally:
+        tp.plugins.enable("cpu")
+    assert (x + x).tolist() == [[2.0, 2.0], [2.0, 2.0]]
+
+
+def run_python(code):
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("first, use, plugin", [
+    ("tensorplug_cpu", "print((tensorplug.ones(2) + 1).tolist())", "cpu"),
+    ("tensorplug_minimal", "print(tensorplug.ones(2, device='minimal').device.type)", "minimal"),
+])
+def test_a_plugin_imported_before_tensorplug_ends_up_registered(first, use, plugin):
+    """``import tensorplug_cpu`` before ``import tensorplug``: the plugin completes when first needed."""
+    code = (f"import {first}\nimport tensorplug\n{use}\n"
+            "import io, contextlib, json\nfrom tensorplug import cli\n"
+            "buf = io.StringIO()\n"
+            "with contextlib.redirect_stdout(buf):\n"
+            "    cli.main(['plugins', '--json'])\n"
+            "print(buf.getvalue())\n")
+    r = run_python(code)
+    assert r.returncode == 0, r.stderr
+    first_line, rest = r.stdout.split("\n", 1)
+    assert first_line == ("[2.0, 2.0]" if plugin == "cpu" else "minimal")
+    listing = {p["name"]: p for p in json.loads(rest)}
+    assert listing[plugin]["state"] == "enabled"
+    assert listing[plugin]["backends"] == [plugin] and listing[plugin]["kernels"] > 0
+    assert "cpu" in listing and listing["cpu"]["state"] == "enabled"
