@@ -80,3 +80,47 @@ def test_a_plugin_imported_before_tensorplug_ends_up_registered(first, use, plug
     assert listing[plugin]["state"] == "enabled"
     assert listing[plugin]["backends"] == [plugin] and listing[plugin]["kernels"] > 0
     assert "cpu" in listing and listing["cpu"]["state"] == "enabled"
+
+
+# -- device indices ------------------------------------------------------------------
+def test_an_out_of_range_device_index_is_rejected_before_any_kernel():
+    """``minimal:7`` (one minimal device) and ``openreg:<count>`` raise PyTorch's invalid device ordinal."""
+    from tensorplug.backend import backend_for
+    for typ in ("minimal", "openreg"):
+        count = backend_for(typ).device_count()
+        bad = f"{typ}:{count}"
+        for call in (lambda: tp.ones(2, device=bad), lambda: tp.zeros(2).to(bad),
+                     lambda: tp.zeros(2).to(device=tp.device(bad)), lambda: tp.Generator(device=bad),
+                     lambda: tp.ops.tensorplug._to_copy(tp.zeros(2), device=bad),
+                     lambda: tp.tensor([1.0], device=bad)):
+            with pytest.raises(RuntimeError, match=rf"invalid device ordinal.*{bad}.*device_count\(\) is {count}"):
+                call()
+
+
+def test_a_valid_device_index_is_honoured():
+    """The tensor's device index is the one requested; ``cpu:1`` is ``cpu``, as in PyTorch."""
+    assert tp.ones(2, device="openreg:1").device == tp.device("openreg", 1)
+    assert tp.zeros(2).to("openreg:1").device.index == 1
+    assert tp.ones(2, device="minimal:0").device == tp.device("minimal", 0)
+    assert tp.ones(2, device="minimal").device == tp.device("minimal", 0)
+    assert tp.ones(2, device="cpu:1").device == tp.device("cpu")
+    assert tp.zeros(2).to("cpu:3").device == tp.device("cpu")
+    assert tp.Generator(device="cpu:2").device == tp.device("cpu")
+
+
+@pytest.mark.parametrize("backend", ["cpu", "minimal", "openreg"])
+def test_the_conformance_kit_checks_device_indices(backend, monkeypatch):
+    """The kit's device_index check passes on every backend and fails on one that ignores the index."""
+    from tensorplug.testing import suite
+    from tensorplug.backend import backend_for
+    suite.check_device_index(backend, None, None)
+    if backend != "cpu":
+        b = backend_for(backend)
+        monkeypatch.setattr(type(b), "device_count", lambda self: 99)  # claims devices it cannot give
+        tp.dispatch.dispatcher.invalidate_caches()
+        try:
+            with pytest.raises(AssertionError):
+                suite.check_device_index(backend, None, None)
+        finally:
+            monkeypatch.undo()
+            tp.dispatch.dispatcher.invalidate_caches()

@@ -104,6 +104,14 @@ def backend_for(dev) -> Backend:
         return _missing_backend(typ)
 
 
+def canonical_device(dev):
+    """The device a tensor requested on ``dev`` lives on: the index validated (``invalid device
+    ordinal``) and filled in by the backend (``openreg`` -> the current ``openreg:N``; ``cpu:1`` -> ``cpu``)."""
+    from .dispatch.argcheck import normalize_device
+    d = normalize_device(dev)
+    return backend_for(d).normalize_device(d)
+
+
 def backend_of(typ) -> Backend:
     """The backend record serving device type ``typ`` (a string): one dict lookup when it exists."""
     try:

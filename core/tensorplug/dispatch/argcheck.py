@@ -158,6 +158,40 @@ def device_keyset(dev):
         return ks
 
 
+_device_norm_cache: dict = {}  # device with an index -> canonical device; cleared by dispatcher.invalidate_caches
+
+
+def normalize_device(dev):
+    """The canonical device for ``dev``, whose index is checked against its backend's ``device_count()``.
+
+    A device without an index (the backend's current device) is returned as it
+    is. The CPU has one device whatever the index (``cpu:1`` is ``cpu``, as in
+    PyTorch). Any other index must be below ``device_count()``, or
+    ``RuntimeError: ... invalid device ordinal`` is raised before a kernel
+    sees the device. The result is cached per (interned) device object.
+    """
+    try:
+        return _device_norm_cache[dev]
+    except KeyError:
+        pass
+    from ..backend import backend_for
+    from ..device import device as _device
+    d = _device(dev)
+    if d.index is None:
+        return d
+    b = backend_for(d)
+    if d.type == "cpu":
+        n = _device("cpu")
+    else:
+        count = b.device_count()
+        if d.index >= count:
+            raise RuntimeError(f"{d.type} error: invalid device ordinal: device {d} was requested but "
+                               f"device_count() is {count}")
+        n = b.normalize_device(d)
+    _device_norm_cache[dev] = n
+    return n
+
+
 def bump_version(t):
     """In-place ops bump the version counter shared by a tensor and its views."""
     t._get_storage().version += 1

@@ -210,8 +210,9 @@ def invalidate_caches():
     """Forget every operator's resolved kernels (after any registration change)."""
     for op in OPS.values():
         op.cache.clear()
-    from .argcheck import _device_ks_cache
+    from .argcheck import _device_ks_cache, _device_norm_cache
     _device_ks_cache.clear()
+    _device_norm_cache.clear()
 
 
 REGISTRY.listeners.append(invalidate_caches)
@@ -598,7 +599,8 @@ def _make_entry(op, positional=False):
     params, call, ks_terms, checks = [], [], [], []
     ns = {"_cache": op.cache, "_resolve": op._resolve, "_tls": _tls, "_tls_active": _tls_active,
           "_bad": functools.partial(argcheck.bad_arguments, op), "_coerce": argcheck.coerce,
-          "_ks_list": argcheck.ks_of_list, "_device_ks": argcheck.device_keyset, "_op": op}
+          "_ks_list": argcheck.ks_of_list, "_device_ks": argcheck.device_keyset,
+          "_norm_dev": argcheck.normalize_device, "_op": op}
     star = False
     device_arg = None
     # all-positional, a default may not precede a required (keyword-only) argument
@@ -641,6 +643,8 @@ def _make_entry(op, positional=False):
             checks.append(f"    if {n}.__class__ not in {tname}: {n} = _coerce(_op, _A{i}, {n})")
             if a.type == "Device" and not a.is_list:
                 device_arg = n
+                # an explicit index is validated (and normalized) once per device object, before any kernel
+                checks.append(f"    if {n} is not None and {n}.index is not None: {n} = _norm_dev({n})")
     if not ks_terms:
         ks_terms.append(f"_device_ks({device_arg})" if device_arg else "_device_ks(None)")
     body = ["def {}({}):".format(_pyname(schema.name), ", ".join(params))]

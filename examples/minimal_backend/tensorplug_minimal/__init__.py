@@ -20,7 +20,7 @@ from tensorplug.tensor import Tensor, make_tensor, make_view
 
 __version__ = "0.1.0"
 
-DEVICE = tensorplug.device("minimal")
+DEVICE = tensorplug.device("minimal", 0)  # the one device: minimal:0, as cuda:0 for cuda
 CPU = tensorplug.device("cpu")
 
 

@@ -30,7 +30,7 @@ def test_plugin_is_installed_and_enabled():
 def test_data_lives_in_device_memory_and_round_trips(values, dtype):
     host = tp.tensor(values, dtype=dtype)
     x = host.to("minimal")
-    assert x.device == tp.device("minimal") and x.dtype is dtype
+    assert x.device == tp.device("minimal", 0) and x.dtype is dtype
     assert isinstance(x._data, tensorplug_minimal.Array) and type(x._data.root) is bytearray
     host.fill_(0)  # the device copy does not share the host's memory
     assert x.cpu().tolist() == tp.tensor(values, dtype=dtype).tolist()
