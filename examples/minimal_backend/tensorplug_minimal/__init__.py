@@ -190,7 +190,13 @@ def to_device(x, copies):
 
 
 def cpu_fallback(op, keyset, *args):
-    """Copy tensor arguments to the CPU, run ``op`` there, copy results and written arguments back."""
+    """Copy tensor arguments to the CPU, run ``op`` there, copy results and written arguments back.
+
+    Only the arguments the schema marks as written (``Tensor(a!)``) are copied
+    back. Every argument gets a host copy of its own, so when two arguments
+    alias the same device memory, reads see the values from before the write
+    and the written argument's values are the ones that end up on the device.
+    """
     if op.qualname not in _warned:
         _warned.add(op.qualname)
         warnings.warn(f"{op.qualname} is not implemented natively for 'minimal'; falling back to the CPU",
@@ -198,8 +204,13 @@ def cpu_fallback(op, keyset, *args):
     copies = {}
     host_args = [to_host(a, copies) for a in args]
     out = op.redispatch(BACKENDS["cpu"].ks, *host_args)
-    for host, original in copies.values():
-        copy_(original, host)  # in-place ops wrote into the host copy
+    for i, a in enumerate(op.schema.arguments):
+        if not a.is_write:
+            continue
+        written = host_args[i] if isinstance(host_args[i], (list, tuple)) else (host_args[i],)
+        for host in written:
+            if isinstance(host, Tensor) and id(host) in copies:
+                copy_(copies[id(host)][1], host)  # the op wrote into the host copy
     return to_device(out, copies)
 
 
