@@ -696,7 +696,24 @@ def _make_bumper(op):
     if not writes:
         return None
     names = [f"a{i}" for i in range(len(args))]
-    body = [f"def bumping({', '.join(names)}):", f"    out = _kernel({', '.join(names)})"]
+    body = [f"def bumping({', '.join(names)}):"]
+    # A written tensor that partly overlaps another tensor argument's memory is rejected, as in
+    # PyTorch. Storage exists only once a view was taken, so a plain call pays one attribute read.
+    reads = [(j, b) for j, b in enumerate(args) if b.type == "Tensor" and not b.is_list]
+    for i, a in writes:
+        if a.is_list or not any(j != i for j, _ in reads):
+            continue
+        n = names[i]
+        body.append(f"    _s = {n}._storage" if not a.optional else
+                    f"    _s = {n}._storage if {n} is not None else None")
+        body.append("    if _s is not None:")
+        for j, b in reads:
+            if j == i:
+                continue
+            m = names[j]
+            cond = f"{m} is not None and {m}._storage is _s" if b.optional else f"{m}._storage is _s"
+            body.append(f"        if {cond}: _overlap({n}, {m})")
+    body.append(f"    out = _kernel({', '.join(names)})")
     for i, a in writes:
         n = names[i]
         if a.is_list:
@@ -714,7 +731,7 @@ def _make_bumper(op):
     def wrap(kernel):
         if not code:
             code.append(compile(src, f"<tensorplug version bump {op.qualname}>", "exec"))
-        ns = {"_kernel": kernel, "_bump": bump}
+        ns = {"_kernel": kernel, "_bump": bump, "_overlap": argcheck.check_no_partial_overlap}
         exec(code[0], ns)
         return ns["bumping"]
     return wrap
