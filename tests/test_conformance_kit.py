@@ -49,13 +49,15 @@ class BrokenBackend(NumpyTestBackend):
         return dev
 
 
-def _result(arr, dtype):
-    return make_tensor(np.asarray(arr, dtype=dtype.np), dtype, tp.device("brokendev"), BACKENDS["brokendev"].ks)
+def _result(arr, dtype, device=None):
+    return make_tensor(np.asarray(arr, dtype=dtype.np), dtype, device or tp.device("brokendev"),
+                       BACKENDS["brokendev"].ks)
 
 
 def _empty(size, dtype=None, device=None):
     d = dtype or tp.get_default_dtype()
-    return _result(np.empty(size, dtype=d.np), d)
+    # an explicit index is honoured (the kit's device_index check asks for brokendev:0)
+    return _result(np.empty(size, dtype=d.np), d, device if device is not None and device.index is not None else None)
 
 
 def _fill_(self, value):

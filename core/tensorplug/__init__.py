@@ -67,8 +67,8 @@ def __getattr__(name):
     if name in _LAZY_SUBMODULES:
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
-    from .plugins import NAMESPACE, missing_name_error
-    if name in NAMESPACE:
+    from .plugins import NAMESPACE, missing_name_error, complete_pending
+    if name in NAMESPACE or (not name.startswith("__") and complete_pending() and name in NAMESPACE):
         return NAMESPACE[name]
     raise missing_name_error(name)
 

@@ -90,13 +90,49 @@ class Backend:
 
 
 def backend_for(dev) -> Backend:
-    """The backend record serving device ``dev`` (a device or string)."""
+    """The backend record serving device ``dev`` (a device or string).
+
+    This (and its twin :func:`backend_of`, for a device type string) is the one
+    place that looks backends up by name: a device type with no registered
+    backend raises the same error everywhere, whether a new tensor is made or
+    an existing one is used after its plugin was disabled.
+    """
     typ = dev.type if isinstance(dev, _device) else _device(dev).type
     try:
         return BACKENDS[typ]
     except KeyError:
-        from .dispatch.dispatcher import _provider_hint, BACKEND_PROVIDERS
-        known = next((k for k, v in BACKEND_PROVIDERS.items() if v[0] == typ or k.lower() == typ), None)
-        hint = _provider_hint(known) if known else f"no installed plugin provides the device type {typ!r}"
-        raise RuntimeError(f"no backend is registered for device type '{typ}': {hint}. "
-                           f"Registered: {sorted(BACKENDS) or 'none'}") from None
+        return _missing_backend(typ)
+
+
+def canonical_device(dev):
+    """The device a tensor requested on ``dev`` lives on: the index validated (``invalid device
+    ordinal``) and filled in by the backend (``openreg`` -> the current ``openreg:N``; ``cpu:1`` -> ``cpu``)."""
+    from .dispatch.argcheck import normalize_device
+    d = normalize_device(dev)
+    return backend_for(d).normalize_device(d)
+
+
+def backend_of(typ) -> Backend:
+    """The backend record serving device type ``typ`` (a string): one dict lookup when it exists."""
+    try:
+        return BACKENDS[typ]
+    except KeyError:
+        return _missing_backend(typ)
+
+
+def _missing_backend(typ):
+    """Complete plugins whose import was pending, then return the backend or raise the error for ``typ``."""
+    import sys
+    plugins = sys.modules.get("tensorplug.plugins")
+    if plugins is not None and plugins.complete_pending() and typ in BACKENDS:
+        return BACKENDS[typ]
+    raise no_backend_error(typ)
+
+
+def no_backend_error(typ):
+    """The RuntimeError for device type ``typ`` when no backend serves it, naming the plugin that would."""
+    from .dispatch.dispatcher import _provider_hint, BACKEND_PROVIDERS
+    known = next((k for k, v in BACKEND_PROVIDERS.items() if v[0] == typ or k.lower() == typ), None)
+    hint = _provider_hint(known) if known else f"no installed plugin provides the device type {typ!r}"
+    return RuntimeError(f"no backend is registered for device type '{typ}': {hint}. "
+                        f"Registered: {sorted(BACKENDS) or 'none'}")

@@ -40,17 +40,17 @@ NAMESPACE: dict = {}   # public name -> object, from enabled plugins
 NAMESPACE_OWNER: dict = {}  # public name -> plugin providing it now
 # Which plugin provides a public name: the well-known ones, plus every name a
 # plugin provided earlier in this process (so the error after disabling says who).
-NAME_PROVIDERS: dict = {"vmap": "vmap", "autocast": "autocast", "profiler": "profiler",
-                        "quantization": "quantize", "openreg": "openreg", "cuda": "cuda"}
+# Only plugins that exist in this repository are named here; a plugin still to
+# come adds its names when it lands.
+NAME_PROVIDERS: dict = {"vmap": "vmap", "profiler": "profiler", "openreg": "openreg"}
 
 # Where a user gets the plugins the core knows of by name, for error messages.
 KNOWN_PLUGINS = {
-    "cpu": "tensorplug-cpu", "cuda": "tensorplug-cuda", "openreg": "tensorplug-openreg",
-    "vmap": "tensorplug-vmap", "autocast": "tensorplug-autocast",
-    "quantize": "tensorplug-quantize", "profiler": "tensorplug-profiler",
+    "cpu": "tensorplug-cpu", "openreg": "tensorplug-openreg", "vmap": "tensorplug-vmap",
+    "profiler": "tensorplug-profiler", "minimal": "tensorplug-minimal",
 }
-_d.BACKEND_PROVIDERS.update({"CPU": ("cpu", "tensorplug-cpu"), "CUDA": ("cuda", "tensorplug-cuda"),
-                             "openreg": ("openreg", "tensorplug-openreg")})
+_d.BACKEND_PROVIDERS.update({"CPU": ("cpu", "tensorplug-cpu"), "openreg": ("openreg", "tensorplug-openreg"),
+                             "Minimal": ("minimal", "tensorplug-minimal")})
 
 
 class PluginInfo:
@@ -84,6 +84,7 @@ class PluginInfo:
 
 
 _PLUGINS: dict = {}
+_PENDING = [False]  # whether some plugin waits for its module to finish importing
 
 
 def _env_list(var):
@@ -161,6 +162,12 @@ def enable(name, _warn=False):
         raise ValueError(f"unknown plugin {name!r}; known: {sorted(_PLUGINS)}")
     if info.state == "enabled":
         return info
+    if info.obj is None and _initializing(info.entry_point):
+        # The plugin's module is importing tensorplug right now (the user imported the
+        # plugin first): its hooks are not defined yet. Finish when the core next needs it.
+        info.state = "pending"
+        _PENDING[0] = True
+        return info
     try:
         obj = info.obj
         if obj is None:
@@ -207,6 +214,34 @@ def enable(name, _warn=False):
     info.state = "enabled"
     info.error = None
     return info
+
+
+def _initializing(ep):
+    """Whether the module of entry point ``ep`` is partly initialised (its import is under way)."""
+    if ep is None:
+        return False
+    mod = sys.modules.get(ep.value.split(":")[0].strip())
+    spec = getattr(mod, "__spec__", None) if mod is not None else None
+    return bool(getattr(spec, "_initializing", False))
+
+
+def complete_pending():
+    """Enable the plugins left ``pending`` because their module was still importing.
+
+    Called where the core finds something missing (a backend, a kernel, a public
+    name) and by the listing. Returns whether any plugin got enabled, so the
+    caller knows a retry can succeed. Costs one truth test when none is pending.
+    """
+    if not _PENDING:
+        return False
+    done = False
+    for info in builtins.list(_PLUGINS.values()):
+        if info.state == "pending" and not _initializing(info.entry_point):
+            info.state = "disabled"
+            enable(info.name, _warn=True)
+            done = done or info.state == "enabled"
+    _PENDING[0] = any(i.state == "pending" for i in _PLUGINS.values())
+    return done
 
 
 def _check_public_name(pub):
@@ -271,16 +306,19 @@ def disable(name):
 
 def list():
     """Every known plugin (enabled, disabled or failed), as :class:`PluginInfo` records."""
+    complete_pending()
     return [_PLUGINS[k] for k in sorted(_PLUGINS)]
 
 
 def get(name):
     """The :class:`PluginInfo` of plugin ``name`` (KeyError if unknown)."""
+    complete_pending()
     return _PLUGINS[name]
 
 
 def is_enabled(name):
     """Whether plugin ``name`` is known and enabled."""
+    complete_pending()
     info = _PLUGINS.get(name)
     return info is not None and info.state == "enabled"
 

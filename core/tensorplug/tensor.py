@@ -16,7 +16,7 @@ looked up only when asked for.
 from __future__ import annotations
 
 from . import dtypes as _dt
-from .backend import BACKENDS, backend_for
+from .backend import backend_for, backend_of
 from .device import device as _device
 
 
@@ -37,12 +37,12 @@ class Storage:
         most storages only ever serve as a version counter (a view's, a saved output's)."""
         r = self._root
         if r is None:
-            r = self._root = BACKENDS[self.device.type].storage(self._native)[0]
+            r = self._root = backend_of(self.device.type).storage(self._native)[0]
             self._native = None
         return r
 
     def nbytes(self):
-        return BACKENDS[self.device.type].storage_nbytes(self.root)
+        return backend_of(self.device.type).storage_nbytes(self.root)
 
 
 _new = object.__new__
@@ -132,7 +132,7 @@ class Tensor:
 
     def stride(self, dim=None):
         """Strides in elements (a tuple), or the stride of dimension ``dim``."""
-        st = BACKENDS[self._device.type].strides(self._data)
+        st = backend_of(self._device.type).strides(self._data)
         if dim is None:
             return st
         return st[_wrap_dim(dim, len(self._shape))]
@@ -141,7 +141,7 @@ class Tensor:
         """Offset of the first element in the storage, in elements."""
         o = self._storage_offset0  # views made by as_strided know it already
         if o is None:
-            o = self._storage_offset0 = BACKENDS[self._device.type].storage(self._data)[1]
+            o = self._storage_offset0 = backend_of(self._device.type).storage(self._data)[1]
         return o
 
     def is_contiguous(self, memory_format=None):
@@ -154,7 +154,7 @@ class Tensor:
 
     def data_ptr(self):
         """An integer identifying the address of the first element (equal for aliasing views)."""
-        b = BACKENDS[self._device.type]
+        b = backend_of(self._device.type)
         root, off = b.storage(self._data)
         return id(root) + off * self._dtype.itemsize
 
@@ -243,11 +243,11 @@ class Tensor:
         if self._device.type != "cpu" and not force:
             raise TypeError(f"can't convert {self._device.type} device type tensor to numpy. "
                             "Use Tensor.cpu() to copy the tensor to host memory first.")
-        return BACKENDS[self._device.type].to_numpy(self._data)
+        return backend_of(self._device.type).to_numpy(self._data)
 
     def _host(self):
         """Values as a numpy array, from any device (copying if needed)."""
-        return BACKENDS[self._device.type].to_numpy(self._data)
+        return backend_of(self._device.type).to_numpy(self._data)
 
     def _check_values(self):
         """Host values for argument checks only (bounds, signs), never for results.

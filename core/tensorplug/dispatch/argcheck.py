@@ -158,6 +158,76 @@ def device_keyset(dev):
         return ks
 
 
+_device_norm_cache: dict = {}  # device with an index -> canonical device; cleared by dispatcher.invalidate_caches
+
+
+def normalize_device(dev):
+    """The canonical device for ``dev``, whose index is checked against its backend's ``device_count()``.
+
+    A device without an index (the backend's current device) is returned as it
+    is. The CPU has one device whatever the index (``cpu:1`` is ``cpu``, as in
+    PyTorch). Any other index must be below ``device_count()``, or
+    ``RuntimeError: ... invalid device ordinal`` is raised before a kernel
+    sees the device. The result is cached per (interned) device object.
+    """
+    try:
+        return _device_norm_cache[dev]
+    except KeyError:
+        pass
+    from ..backend import backend_for
+    from ..device import device as _device
+    d = _device(dev)
+    if d.index is None:
+        return d
+    b = backend_for(d)
+    if d.type == "cpu":
+        n = _device("cpu")
+    else:
+        count = b.device_count()
+        if d.index >= count:
+            raise RuntimeError(f"{d.type} error: invalid device ordinal: device {d} was requested but "
+                               f"device_count() is {count}")
+        n = b.normalize_device(d)
+    _device_norm_cache[dev] = n
+    return n
+
+
+def _dense_span(t):
+    """``(first, last)`` element of the storage ``t`` covers if it is non-overlapping and dense, else None."""
+    shape, strides = t._shape, t.stride()
+    dims = sorted((st, sz) for sz, st in zip(shape, strides) if sz != 1)
+    expected = 1
+    for st, sz in dims:
+        if sz == 0:
+            return None
+        if st != expected:
+            return None
+        expected *= sz
+    off = t.storage_offset()
+    return off, off + expected - 1
+
+
+def check_no_partial_overlap(written, other):
+    """Raise PyTorch's error if ``other`` shares memory with the ``written`` tensor without being the
+    very same elements in the same layout (then reads would see some of the op's own writes).
+
+    Called only for arguments with the same storage. As in PyTorch, layouts that are not
+    non-overlapping and dense are not analysed.
+    """
+    if written is other:
+        return
+    if (written._shape == other._shape and written.stride() == other.stride()
+            and written.storage_offset() == other.storage_offset()):
+        return  # full overlap: every element is read before it is written
+    a, b = _dense_span(written), _dense_span(other)
+    if a is None or b is None:
+        return
+    if a[0] <= b[1] and b[0] <= a[1]:
+        raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
+                           "refer to a single memory location. Please clone() the tensor before performing "
+                           "the operation.")
+
+
 def bump_version(t):
     """In-place ops bump the version counter shared by a tensor and its views."""
     t._get_storage().version += 1

@@ -31,6 +31,7 @@ import functools
 import keyword
 import numbers
 import threading
+import sys
 
 from . import keys as _keys
 from .keys import REGISTRY, below
@@ -209,8 +210,9 @@ def invalidate_caches():
     """Forget every operator's resolved kernels (after any registration change)."""
     for op in OPS.values():
         op.cache.clear()
-    from .argcheck import _device_ks_cache
+    from .argcheck import _device_ks_cache, _device_norm_cache
     _device_ks_cache.clear()
+    _device_norm_cache.clear()
 
 
 REGISTRY.listeners.append(invalidate_caches)
@@ -407,6 +409,19 @@ class OpOverload:
         return None, "missing"
 
     def _raise_missing(self, fkey, backend, ks, *args):
+        # a plugin imported before tensorplug could not register then: complete it and retry
+        plugins = sys.modules.get("tensorplug.plugins")
+        if plugins is not None and plugins.complete_pending():
+            return self._resolve(ks)(*args)
+        # a tensor whose backend is no longer registered (its plugin was disabled) gets
+        # the same error as creating a tensor on that device would
+        from ..backend import BACKENDS, no_backend_error
+        for a in args:
+            dev = getattr(a, "_device", None) if not isinstance(a, (list, tuple)) else (
+                next((getattr(t, "_device", None) for t in a if getattr(t, "_device", None) is not None), None))
+            typ = getattr(dev, "type", None)
+            if typ is not None and typ not in BACKENDS:
+                raise no_backend_error(typ)
         have = sorted({r.runtime_name for r in self.table.values()})
         # a backend whose plugin was disabled no longer resolves, but its tensors still carry its bit
         bname = backend.name if backend is not None else REGISTRY.retired_backend(ks)
@@ -583,7 +598,8 @@ def _make_entry(op, positional=False):
     params, call, ks_terms, checks = [], [], [], []
     ns = {"_cache": op.cache, "_resolve": op._resolve, "_tls": _tls, "_tls_active": _tls_active,
           "_bad": functools.partial(argcheck.bad_arguments, op), "_coerce": argcheck.coerce,
-          "_ks_list": argcheck.ks_of_list, "_device_ks": argcheck.device_keyset, "_op": op}
+          "_ks_list": argcheck.ks_of_list, "_device_ks": argcheck.device_keyset,
+          "_norm_dev": argcheck.normalize_device, "_op": op}
     star = False
     device_arg = None
     # all-positional, a default may not precede a required (keyword-only) argument
@@ -626,6 +642,8 @@ def _make_entry(op, positional=False):
             checks.append(f"    if {n}.__class__ not in {tname}: {n} = _coerce(_op, _A{i}, {n})")
             if a.type == "Device" and not a.is_list:
                 device_arg = n
+                # an explicit index is validated (and normalized) once per device object, before any kernel
+                checks.append(f"    if {n} is not None and {n}.index is not None: {n} = _norm_dev({n})")
     if not ks_terms:
         ks_terms.append(f"_device_ks({device_arg})" if device_arg else "_device_ks(None)")
     body = ["def {}({}):".format(_pyname(schema.name), ", ".join(params))]
@@ -677,7 +695,24 @@ def _make_bumper(op):
     if not writes:
         return None
     names = [f"a{i}" for i in range(len(args))]
-    body = [f"def bumping({', '.join(names)}):", f"    out = _kernel({', '.join(names)})"]
+    body = [f"def bumping({', '.join(names)}):"]
+    # A written tensor that partly overlaps another tensor argument's memory is rejected, as in
+    # PyTorch. Storage exists only once a view was taken, so a plain call pays one attribute read.
+    reads = [(j, b) for j, b in enumerate(args) if b.type == "Tensor" and not b.is_list]
+    for i, a in writes:
+        if a.is_list or not any(j != i for j, _ in reads):
+            continue
+        n = names[i]
+        body.append(f"    _s = {n}._storage" if not a.optional else
+                    f"    _s = {n}._storage if {n} is not None else None")
+        body.append("    if _s is not None:")
+        for j, b in reads:
+            if j == i:
+                continue
+            m = names[j]
+            cond = f"{m} is not None and {m}._storage is _s" if b.optional else f"{m}._storage is _s"
+            body.append(f"        if {cond}: _overlap({n}, {m})")
+    body.append(f"    out = _kernel({', '.join(names)})")
     for i, a in writes:
         n = names[i]
         if a.is_list:
@@ -695,7 +730,7 @@ def _make_bumper(op):
     def wrap(kernel):
         if not code:
             code.append(compile(src, f"<tensorplug version bump {op.qualname}>", "exec"))
-        ns = {"_kernel": kernel, "_bump": bump}
+        ns = {"_kernel": kernel, "_bump": bump, "_overlap": argcheck.check_no_partial_overlap}
         exec(code[0], ns)
         return ns["bumping"]
     return wrap

@@ -42,7 +42,7 @@ import numbers
 import numpy as np
 
 from .. import dtypes as _dt
-from ..backend import BACKENDS
+from ..backend import backend_of as _backend_of
 from ..tensor import Tensor, make_tensor
 from ._lib import defop, public, attach
 from .factories import as_tensor
@@ -93,7 +93,7 @@ def _new_scalar_tensor(value, dtype, device):
             arr = arr.astype(dtype.np)
     else:
         arr = np.array(value, dtype=dtype.np)
-    b = BACKENDS[device.type]
+    b = _backend_of(device.type)
     t = make_tensor(b.from_numpy(arr, device), dtype, device, b.ks)
     t._wrapped_number = True
     return t

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import _state
-from ..backend import backend_for
+from ..backend import backend_for, canonical_device
 from ..device import device as _device
 from ..tensor import Tensor, make_tensor
 from . import memory as _mem
@@ -35,7 +35,7 @@ def from_host(arr, dtype, device):
     """
     dev = _dev(device)
     b = backend_for(dev)
-    dev = b.normalize_device(dev)
+    dev = canonical_device(dev)
     if arr.dtype != dtype.np:
         arr = arr.astype(dtype.np)
     return make_tensor(b.from_numpy(arr, dev), dtype, dev, b.ks)

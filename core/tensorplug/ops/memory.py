@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ._lib import defop
 from .promotion import broadcast_shapes
-from ..backend import backend_for
+from ..backend import backend_for, canonical_device
 
 
 def _check_size(size, *rest):
@@ -52,7 +52,7 @@ def _fresh(t):
 
 
 def _to_copy_impl(self, dtype=None, device=None, non_blocking=False):
-    dev = self._device if device is None else backend_for(device).normalize_device(device)
+    dev = self._device if device is None else canonical_device(device)
     out = empty(self._shape, dtype=self._dtype if dtype is None else dtype, device=dev)
     return _fresh(copy_(out, self))
 

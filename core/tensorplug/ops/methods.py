@@ -123,9 +123,8 @@ def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, mem
         else:
             raise TypeError(f"to() received an invalid combination of arguments: {type(a).__name__}")
     if device is not None:
-        from ..backend import backend_for
-        dev = _device(device)
-        device = backend_for(dev).normalize_device(dev)
+        from ..backend import canonical_device
+        device = canonical_device(_device(device))
     same_dtype = dtype is None or dtype is self._dtype
     same_dev = device is None or device == self._device
     if same_dtype and same_dev and not copy:

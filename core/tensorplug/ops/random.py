@@ -24,7 +24,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes as _dt
-from ..backend import BACKENDS, backend_for
+from ..backend import BACKENDS, backend_for, canonical_device
 from ..device import device as _device
 from ..tensor import Tensor
 
@@ -70,7 +70,7 @@ class Generator:
     def __init__(self, device="cpu"):
         dev = _device(device)
         # the host stream needs no backend; other device types must have one
-        self.device = _device("cpu") if dev.type == "cpu" else backend_for(dev).normalize_device(dev)
+        self.device = _device("cpu") if dev.type == "cpu" else canonical_device(dev)
         self.manual_seed(DEFAULT_SEED)
 
     def manual_seed(self, seed):

@@ -3030,3 +3030,51 @@ _nn("scaled_dot_product_attention", _sdpa_ref, _sdpa_samples, aten=("scaled_dot_
                      _t((2, 5, 4)), _t((2, 5, 3)), dropout_p=1.5),
         lambda: _err(RuntimeError, "Number of heads in key and value must divide the number of heads in",
                      _t((1, 4, 3, 4)), _t((1, 3, 5, 4)), _t((1, 3, 5, 3)), enable_gqa=True)))
+
+
+# -- in-place ops whose arguments alias each other -----------------------------------------------------
+# The aliasing is made on the device, from one tensor, so it survives moving the sample. A write whose
+# input is the very same memory in the same layout is allowed (x.add_(x) computes x * 2); a partial
+# overlap is PyTorch's "unsupported operation" RuntimeError, raised by the core for every backend.
+_OVERLAP = (r"unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+            r"single memory location\. Please clone\(\) the tensor before performing the operation\.")
+
+
+def _aliased(method_name, overlapped):
+    """``y = input.clone(); y.<method>(y)``; with ``overlap=True`` the argument is ``overlapped(y)``."""
+    fn = getattr(Tensor, method_name)
+
+    def op(input, overlap=False):
+        y = input.clone()
+        return fn(y, overlapped(y) if overlap else y)
+    op.__name__ = op.__qualname__ = f"{method_name}_aliased"
+    op.__doc__ = f"``y.{method_name}(y)`` on a clone ``y`` of the input (the argument aliases the written tensor)."
+    return op
+
+
+def _copy_shifted(input, overlap=False):
+    """``v[1:].copy_(v[:-1])`` over a flat view of a clone (overlapping) or ``v.copy_(v)`` (the same memory)."""
+    v = input.clone().view(-1)
+    return v[1:].copy_(v[:-1]) if overlap else v.copy_(v)
+
+
+def _square_samples(device, dtype, requires_grad):
+    for s in S.unary_layouts(dtype, requires_grad, None, None):
+        if s.input.dim() == 2 and s.input.shape[0] == s.input.shape[1]:
+            yield s
+    yield SampleInput(_t((3, 3), dtype, seed=5), name="square")
+
+
+def _overlap_error(shape):
+    return lambda: _err(RuntimeError, _OVERLAP, _t(shape), overlap=True)
+
+
+_add("add_.aliased", _aliased("add_", lambda y: y), lambda a: _add_ref(a, a), ALL, _unary_samples(),
+     supports_autograd=False, aten=("add_.Tensor",))
+_add("mul_.aliased", _aliased("mul_", lambda y: y[0]),
+     lambda a: _promote_ref(np.multiply, lambda p, q: p * q if p.dtype != np.bool_ else p & q)(a, a), ALL,
+     _unary_samples(), supports_autograd=False, aten=("mul_.Tensor",), error_inputs=_errors(_overlap_error((3, 3))))
+_add("sub_.aliased", _aliased("sub_", lambda y: y.t()), lambda a: _sub_ref(a, a), NO_BOOL, _square_samples,
+     supports_autograd=False, aten=("sub_.Tensor",), error_inputs=_errors(_overlap_error((3, 3))))
+_add("copy_.aliased", _copy_shifted, lambda a: np.asarray(a).reshape(-1), ALL, _unary_samples(),
+     supports_autograd=False, aten=("copy_",), error_inputs=_errors(_overlap_error((2, 3))))

@@ -32,7 +32,7 @@ import numpy as np
 import tensorplug as tp
 from .. import dtypes as _dt
 from ..autograd import gradcheck as _gradcheck, grad as _autograd_grad, no_grad
-from ..backend import BACKENDS
+from ..backend import BACKENDS, backend_of
 from ..dispatch import dispatcher as _d
 from ..dispatch.keys import Dense
 from ..tensor import Tensor
@@ -63,6 +63,8 @@ class Check:
     fn: Callable
     per_dtype: bool = True
     applies: Optional[Callable] = None
+    #: a check of the backend itself, not of the op it is reported under (no fallback accounting)
+    backend_level: bool = False
 
     def reason_not_applicable(self, device_type, opinfo, dtype):
         return None if self.applies is None else self.applies(device_type, opinfo, dtype)
@@ -75,9 +77,9 @@ TRANSFORM_CHECKS: dict = {}
 """Checks of transform plugins, ``{transform name: {check name: Check}}``."""
 
 
-def _check(name, per_dtype=True, applies=None):
+def _check(name, per_dtype=True, applies=None, backend_level=False):
     def register(fn):
-        CHECKS[name] = Check(name, fn, per_dtype, applies)
+        CHECKS[name] = Check(name, fn, per_dtype, applies, backend_level)
         return fn
     return register
 
@@ -161,7 +163,7 @@ def conformance_config(name):
         if cfg.name == name:
             return cfg
     if name in BACKENDS:
-        return ConformanceConfig(name=name, backend=name, plugin=BACKENDS[name].owner)
+        return ConformanceConfig(name=name, backend=name, plugin=backend_of(name).owner)
     if name in TRANSFORM_CHECKS:
         return ConformanceConfig(name=name, backend="cpu", transform=name)
     raise LookupError(f"no enabled backend or transform is named {name!r}; backends: "
@@ -230,7 +232,7 @@ def conformance_cases(name, *, ops=None, dtypes=None, op_db=None):
         checks = list(TRANSFORM_CHECKS.get(cfg.transform, {}).values())
     else:
         checks = list(CHECKS.values())
-    supported = set(BACKENDS[cfg.backend].supported_dtypes()) if cfg.backend in BACKENDS else set()
+    supported = set(backend_of(cfg.backend).supported_dtypes()) if cfg.backend in BACKENDS else set()
     cases = []
     for info in db:
         if cfg.ops is not None and not _matches(info.name, cfg.ops):
@@ -270,7 +272,7 @@ def execute(case):
         # freedom) by design; what is checked is the values and errors, not the warnings
         warnings.simplefilter("ignore")
         case.check.fn(case.device_type, case.opinfo, case.dtype)
-    if case.transform is not None:
+    if case.transform is not None or case.check.backend_level:
         return ()
     return fallback_ops(case.device_type, case.opinfo, case.dtype)
 
@@ -303,7 +305,7 @@ def run_case(case):
     except XFail as e:
         return Outcome("xfailed", str(e))
     except Exception as e:  # the check failed: an assertion, or the op raised
-        fb = () if case.transform is not None else fallback_ops(case.device_type, case.opinfo, case.dtype)
+        fb = () if case.transform is not None or case.check.backend_level else fallback_ops(case.device_type, case.opinfo, case.dtype)
         if case.xfail:
             return Outcome("xfailed", f"{case.xfail} ({describe_error(e)})", fb)
         return Outcome("failed", describe_error(e), fb)
@@ -917,7 +919,7 @@ def _assert_cpu_raises_alike(device_type, opinfo, sample, err, label, fn=None):
     if _is_cpu(device_type):
         return
     ref = _raised(opinfo, move_sample(sample, _CPU), fn)
-    msg = str(err).replace(BACKENDS[device_type].key_name, "CPU").replace(device_type, "cpu")
+    msg = str(err).replace(backend_of(device_type).key_name, "CPU").replace(device_type, "cpu")
     if ref is None or type(ref) is not type(err) or str(ref) != msg:
         raise AssertionError(f"{label}: raised {describe_error(err)}; the CPU raises "
                              f"{describe_error(ref) if ref is not None else 'nothing'}")
@@ -940,6 +942,60 @@ def check_error_inputs(device_type, opinfo, dtype):
         _assert_cpu_raises_alike(device_type, opinfo, ei.sample, got, label)
     if not n:
         raise Skip("the op database lists no error inputs for this op")
+
+
+def _device_index_applies(device_type, opinfo, dtype):
+    # a backend-level check: it runs once per backend, reported under the first op of the database
+    return None if opinfo.name == _first_op_name() else "runs once per backend, under the first op"
+
+
+def _first_op_name():
+    db = load_op_db()
+    return db[0].name if db else None
+
+
+@_check("device_index", per_dtype=False, applies=_device_index_applies, backend_level=True)
+def check_device_index(device_type, opinfo, dtype):
+    """Every index below the backend's ``device_count()`` is honoured by factories and ``.to()``
+    (the tensor's device index is the one requested), and ``<type>:<device_count()>`` is rejected
+    with ``RuntimeError: ... invalid device ordinal`` naming the device and the count. The CPU, as
+    in PyTorch, has one device whatever the index."""
+    log, _d.FALLBACK_LOG[0] = _d.FALLBACK_LOG[0], None  # the factories' fallbacks are not this op's
+    try:
+        _check_device_index(device_type)
+    finally:
+        _d.FALLBACK_LOG[0] = log
+
+
+def _check_device_index(device_type):
+    count = backend_of(device_type).device_count()
+    host = tp.ones(2)
+    for idx in range(count):
+        want = tp.device(device_type, idx)
+        for what, fn in (("ones", lambda: tp.ones(2, device=want)), ("to", lambda: host.to(want)),
+                         ("to(str)", lambda: host.to(str(want)))):
+            try:
+                t = fn()
+            except Exception as e:
+                raise AssertionError(f"{what}({want}) raised {describe_error(e)}; device_count() is {count}")
+            if _is_cpu(device_type):
+                if t.device != tp.device("cpu"):
+                    raise AssertionError(f"{what}({want}) made a tensor on {t.device}, not cpu")
+            elif t.device.type != device_type or t.device.index != idx:
+                raise AssertionError(f"{what}({want}) made a tensor on {t.device}")
+    if _is_cpu(device_type):
+        return
+    bad = f"{device_type}:{count}"
+    for what, fn in (("ones", lambda: tp.ones(2, device=bad)), ("to", lambda: host.to(bad)),
+                     ("empty", lambda: tp.empty(2, device=tp.device(bad)))):
+        try:
+            t = fn()
+        except RuntimeError as e:
+            if "invalid device ordinal" not in str(e) or bad not in str(e) or str(count) not in str(e):
+                raise AssertionError(f"{what}(device={bad!r}) raised {describe_error(e)}; expected "
+                                     f"'invalid device ordinal' naming {bad} and device_count() {count}")
+        else:
+            raise AssertionError(f"{what}(device={bad!r}) did not raise; it made a tensor on {t.device}")
 
 
 ROUND_TRIP_SAMPLES = 3

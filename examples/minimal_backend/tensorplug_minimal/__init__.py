@@ -13,12 +13,13 @@ import warnings
 import numpy as np
 
 import tensorplug
-from tensorplug.plugin_api import Backend, Tensor, binary_dtype, sum_dtype, key_set, tensor_maker, wrap, wrap_view
+from tensorplug.plugin_api import (Backend, Tensor, binary_dtype, sum_dtype, key_set, tensor_maker, wrap, wrap_view,
+                                   written_arguments)
 
 __version__ = "0.2.0"
 TENSORPLUG_API = (1, 0)  # the plugin API this plugin is written for (tensorplug.plugin_api)
 
-DEVICE = tensorplug.device("minimal")
+DEVICE = tensorplug.device("minimal", 0)  # the one device: minimal:0, as cuda:0 for cuda
 CPU = tensorplug.device("cpu")
 
 
@@ -189,7 +190,13 @@ def to_device(x, copies):
 
 
 def cpu_fallback(op, keyset, *args):
-    """Copy tensor arguments to the CPU, run ``op`` there, copy results and written arguments back."""
+    """Copy tensor arguments to the CPU, run ``op`` there, copy results and written arguments back.
+
+    Only the arguments the schema marks as written (``Tensor(a!)``) are copied
+    back. Every argument gets a host copy of its own, so when two arguments
+    alias the same device memory, reads see the values from before the write
+    and the written argument's values are the ones that end up on the device.
+    """
     if op.qualname not in _warned:
         _warned.add(op.qualname)
         warnings.warn(f"{op.qualname} is not implemented natively for 'minimal'; falling back to the CPU",
@@ -197,8 +204,11 @@ def cpu_fallback(op, keyset, *args):
     copies = {}
     host_args = [to_host(a, copies) for a in args]
     out = op.redispatch(key_set("cpu"), *host_args)
-    for host, original in copies.values():
-        copy_(original, host)  # in-place ops wrote into the host copy
+    for i in written_arguments(op):
+        written = host_args[i] if isinstance(host_args[i], (list, tuple)) else (host_args[i],)
+        for host in written:
+            if isinstance(host, Tensor) and id(host) in copies:
+                copy_(copies[id(host)][1], host)  # the op wrote into the host copy
     return to_device(out, copies)
 
 
