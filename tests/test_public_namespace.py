@@ -17,7 +17,9 @@ def test_all_has_no_private_names():
     assert "annotations" not in tp.__all__
 
 
-def test_py_typed_marker_is_shipped():
-    assert (Path(tp.__file__).parent / "py.typed").is_file()
-    pyproject = (Path(__file__).parents[1] / "pyproject.toml").read_text()
-    assert 'tensorplug = ["py.typed"]' in pyproject
+def test_py_typed_marker_and_stub_are_shipped():
+    import tomllib
+    pkg = Path(tp.__file__).parent
+    assert (pkg / "py.typed").is_file() and (pkg / "__init__.pyi").is_file()
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert {"py.typed", "__init__.pyi"} <= set(pyproject["tool"]["setuptools"]["package-data"]["tensorplug"])
