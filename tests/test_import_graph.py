@@ -99,7 +99,7 @@ def test_graph_sees_function_local_and_relative_imports():
     assert graph["tensorplug.ops._lib"] >= {"tensorplug.tensor"}
 
 
-@pytest.mark.xfail(strict=True, reason="cycles among core modules are not broken yet; remove this mark "
+@pytest.mark.xfail(strict=True, reason="issue 11 (remaining): cycles among core modules are not broken yet; remove this mark "
                                        "once the graph is acyclic")
 def test_no_import_cycle():
     cycle = find_cycle(import_graph())

@@ -495,7 +495,8 @@ def random_inplace(ctx, op, vals, bdims, args):
     v = vals[0]
     one = _entry("select.int")(v, bdims[0], 0)
     op.positional(one, *vals[1:])
-    _entry("copy_")(v, _unsqueeze(one, bdims[0]), False)
+    # one example's draw, copied out first: it is part of v, and copy_ rejects a source overlapping its target
+    _entry("copy_")(v, _unsqueeze(_entry("clone")(one), bdims[0]), False)
     return None, None
 
 
