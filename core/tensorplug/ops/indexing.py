@@ -530,7 +530,7 @@ def _cat_fn(name):
 
 for _name, _fn, _doc in (
         ("index_select", index_select, "The slices of ``self`` at ``index`` (a 1-D int tensor) along ``dim``."),
-        ("gather", gather, "Values along ``dim`` at ``index``: ``out[i][j] = self[i][index[i][j]]`` for dim 1."),
+        ("gather", gather, "Values along ``dim`` at ``index``: ``out[i][j] = self[i][index[i][j]]`` for dim 1 (``sparse_grad`` is accepted and ignored: the gradient is dense)."),
         ("scatter_add", scatter_add, "A copy of ``self`` with ``src`` added at the positions ``index`` gives "
                                      "along ``dim``; duplicate indices add up."),
         ("scatter_add_", scatter_add_, "In place: ``src`` added at the positions ``index`` gives along "

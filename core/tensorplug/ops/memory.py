@@ -66,6 +66,9 @@ def _clone_impl(self, memory_format=None):
 
 
 clone = defop("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", explicit=_clone_impl)
+clone.__doc__ = ("A copy of ``self`` in fresh, contiguous memory (autograd flows back to ``self``).\n\n"
+                 "``memory_format`` is accepted for PyTorch compatibility and ignored: tensorplug has only the "
+                 "row-major (contiguous) format.")
 
 
 def _full_impl(size, fill_value, dtype=None, device=None):
@@ -85,6 +88,8 @@ def _contiguous_impl(self, memory_format=None):
 
 contiguous = defop("contiguous(Tensor(a) self, *, MemoryFormat? memory_format=None) -> Tensor(a)",
                    composite=_contiguous_impl)
+contiguous.__doc__ = ("``self`` if it is already contiguous, else a contiguous copy.\n\n"
+                      "``memory_format`` is accepted for PyTorch compatibility and ignored (row-major only).")
 
 
 # -- backward formulas ----------------------------------------------------------------

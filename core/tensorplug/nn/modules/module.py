@@ -481,7 +481,9 @@ class Module:
 
     def to(self, *args, **kwargs):
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)`` or ``to(tensor)``: move parameters and buffers
-        in place (Parameter objects are kept) and cast the floating point ones to ``dtype``; returns self."""
+        in place (Parameter objects are kept) and cast the floating point ones to ``dtype``; returns self.
+
+        ``non_blocking`` and ``memory_format`` are accepted for PyTorch compatibility and ignored."""
         device, dtype, non_blocking = _parse_to(args, kwargs)
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got desired "
