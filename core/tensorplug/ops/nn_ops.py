@@ -219,20 +219,22 @@ def _conv2d_im2col(x, weight, bias, stride, dilation, groups):
 
 _CONV_DOC = ("{nd}-D convolution (cross-correlation) of ``input`` (N, C_in, *spatial) or (C_in, *spatial) with "
              "``weight`` (C_out, C_in / groups, *kernel){pad}.")
-conv1d = _document(defop("conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, "
-                         "SymInt[1] padding=0, SymInt[1] dilation=1, SymInt groups=1) -> Tensor",
-                         check=_check_conv(1), composite=_conv(1)), _CONV_DOC.format(nd=1, pad=""))
-conv1d_padding = _document(defop("conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, "
-                                 "str padding=\"valid\", SymInt[1] dilation=1, SymInt groups=1) -> Tensor",
-                                 check=_check_conv(1), composite=_conv(1)),
-                           _CONV_DOC.format(nd=1, pad=', padding "valid" or "same"'))
-conv2d = _document(defop("conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, "
-                         "SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor",
-                         check=_check_conv(2), composite=_conv(2)), _CONV_DOC.format(nd=2, pad=""))
-conv2d_padding = _document(defop("conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, "
-                                 "str padding=\"valid\", SymInt[2] dilation=1, SymInt groups=1) -> Tensor",
-                                 check=_check_conv(2), composite=_conv(2)),
-                           _CONV_DOC.format(nd=2, pad=', padding "valid" or "same"'))
+
+
+def _define_conv(nd):
+    """``conv{nd}d`` with int padding and its ``.padding`` overload ("valid" / "same"): one check and decomposition."""
+    head = f"Tensor input, Tensor weight, Tensor? bias=None, SymInt[{nd}] stride=1, "
+    tail = f", SymInt[{nd}] dilation=1, SymInt groups=1) -> Tensor"
+    plain = defop(f"conv{nd}d(" + head + f"SymInt[{nd}] padding=0" + tail,
+                  check=_check_conv(nd), composite=_conv(nd))
+    by_name = defop(f"conv{nd}d.padding(" + head + 'str padding="valid"' + tail,
+                    check=_check_conv(nd), composite=_conv(nd))
+    return (_document(plain, _CONV_DOC.format(nd=nd, pad="")),
+            _document(by_name, _CONV_DOC.format(nd=nd, pad=', padding "valid" or "same"')))
+
+
+conv1d, conv1d_padding = _define_conv(1)
+conv2d, conv2d_padding = _define_conv(2)
 
 
 # -- pooling -------------------------------------------------------------------------------------------
