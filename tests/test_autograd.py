@@ -248,6 +248,19 @@ def test_in_place_on_a_leaf_that_requires_grad_raises():
     assert x.item() == 2.0
 
 
+def test_in_place_op_without_formula_on_a_leaf_raises_pytorchs_error():
+    # an op with no backward formula reaches the Autograd fallback, which must guard writes the same way
+    from tensorplug.library import Library
+    lib = Library("inplace_noformula", "DEF")
+    lib.define("bump_(Tensor(a!) self) -> Tensor(a!)")
+    lib.impl("bump_", lambda s: s, "CompositeExplicitAutograd")
+    x = leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+        tp.ops.inplace_noformula.bump_(x)
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used"):
+        tp.ops.inplace_noformula.bump_(x[:1])
+
+
 def test_in_place_on_a_non_leaf_is_recorded():
     x = leaf([1.0, 2.0])
     y = x * 1

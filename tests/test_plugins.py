@@ -347,8 +347,8 @@ def test_every_distribution_the_core_names_in_a_hint_exists_in_the_repository():
         if ".venv" in pp.parts:
             continue
         dists.add(tomllib.loads(pp.read_text())["project"]["name"])
-    code = ("import json, tensorplug\nfrom tensorplug import plugins as p\nfrom tensorplug.dispatch import dispatcher as d\n"
-            "print(json.dumps(sorted(set(p.KNOWN_PLUGINS.values()) | {x for _, x in d.BACKEND_PROVIDERS.values()}"
+    code = ("import json, tensorplug\nfrom tensorplug import plugins as p\nfrom tensorplug import backend as b\n"
+            "print(json.dumps(sorted(set(p.KNOWN_PLUGINS.values()) | {x for _, x in b.BACKEND_PROVIDERS.values()}"
             " | {p.distribution_of(n) for n in p.NAME_PROVIDERS.values()})))")
     import json, subprocess, sys, os
     env = dict(os.environ, TENSORPLUG_LOAD_PLUGINS="")  # the core's own tables, no plugin loaded

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from . import _state
 from . import dtypes as _dt
 
 _DEFAULTS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
@@ -173,7 +174,6 @@ def _add_suffixes(body, suffixes, indent):
 
 def tensor_repr(t):
     """``repr(t)``: ``tensor([...])`` with PyTorch's suffixes (device, dtype, size, grad)."""
-    from . import _state
     prefix = "tensor("
     indent = len(prefix)
     suffixes = []
@@ -198,3 +198,10 @@ def tensor_repr(t):
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + body, suffixes, indent)
+
+
+def text_table(header, rows, indent=""):
+    """Rows as left-aligned columns under ``header``."""
+    rows = [tuple(str(c) for c in r) for r in rows]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    return "\n".join(indent + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [header, *rows])

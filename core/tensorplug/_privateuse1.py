@@ -18,6 +18,7 @@ from __future__ import annotations
 import sys
 
 from .device import device as _device
+from .tensor import Tensor
 
 KEY_NAME = "PrivateUse1"
 
@@ -70,7 +71,6 @@ def _set(cls, attr, value, added):
 
 def install(name):
     """Add the device methods for backend ``name`` (it has just taken the PrivateUse1 slot)."""
-    from .tensor import Tensor
     added = _INSTALLED[name] = []
     _set(Tensor, name, _tensor_method(name), added)
     _set(Tensor, f"is_{name}", _is_property(name), added)

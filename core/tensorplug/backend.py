@@ -13,7 +13,12 @@ looks inside it except through these methods.
 
 from __future__ import annotations
 
+from . import _state
+from . import dtypes as _dt
 from .device import device as _device
+from .dispatch.keys import Dense as _Dense
+
+_DENSE_BIT = _Dense.bit
 
 BACKENDS: dict = {}  # device type ("cpu") -> Backend
 
@@ -48,7 +53,6 @@ class Backend:
         return dev
 
     def supported_dtypes(self):
-        from . import dtypes as _dt
         return _dt.all_dtypes()
 
     # -- memory -----------------------------------------------------------------
@@ -104,14 +108,6 @@ def backend_for(dev) -> Backend:
         return _missing_backend(typ)
 
 
-def canonical_device(dev):
-    """The device a tensor requested on ``dev`` lives on: the index validated (``invalid device
-    ordinal``) and filled in by the backend (``openreg`` -> the current ``openreg:N``; ``cpu:1`` -> ``cpu``)."""
-    from .dispatch.argcheck import normalize_device
-    d = normalize_device(dev)
-    return backend_for(d).normalize_device(d)
-
-
 def backend_of(typ) -> Backend:
     """The backend record serving device type ``typ`` (a string): one dict lookup when it exists."""
     try:
@@ -120,19 +116,105 @@ def backend_of(typ) -> Backend:
         return _missing_backend(typ)
 
 
+# -- devices -----------------------------------------------------------------------------------
+_device_norm_cache: dict = {}  # device with an index -> canonical device; cleared by clear_device_caches
+_device_ks_cache: dict = {}    # device -> key set of a factory call; cleared by clear_device_caches
+
+
+def clear_device_caches():
+    """Forget the cached device normalizations and key sets (the dispatcher calls this after any
+    registration change: a backend may have come or gone)."""
+    _device_norm_cache.clear()
+    _device_ks_cache.clear()
+
+
+def normalize_device(dev):
+    """The canonical device for ``dev``, whose index is checked against its backend's ``device_count()``.
+
+    A device without an index (the backend's current device) is returned as it
+    is. The CPU has one device whatever the index (``cpu:1`` is ``cpu``, as in
+    PyTorch). Any other index must be below ``device_count()``, or
+    ``RuntimeError: ... invalid device ordinal`` is raised before a kernel
+    sees the device. The result is cached per (interned) device object.
+    """
+    try:
+        return _device_norm_cache[dev]
+    except KeyError:
+        pass
+    d = _device(dev)
+    if d.index is None:
+        return d
+    b = backend_for(d)
+    if d.type == "cpu":
+        n = _device("cpu")
+    else:
+        count = b.device_count()
+        if d.index >= count:
+            raise RuntimeError(f"{d.type} error: invalid device ordinal: device {d} was requested but "
+                               f"device_count() is {count}")
+        n = b.normalize_device(d)
+    _device_norm_cache[dev] = n
+    return n
+
+
+def canonical_device(dev):
+    """The device a tensor requested on ``dev`` lives on: the index validated (``invalid device
+    ordinal``) and filled in by the backend (``openreg`` -> the current ``openreg:N``; ``cpu:1`` -> ``cpu``)."""
+    d = normalize_device(dev)
+    return backend_for(d).normalize_device(d)
+
+
+def device_keyset(dev):
+    """Key set for a factory call on device ``dev`` (None means the default device)."""
+    if dev is None:
+        dev = _state.default_device
+    try:
+        return _device_ks_cache[dev]
+    except KeyError:
+        ks = _device_ks_cache[dev] = backend_for(dev).ks | _DENSE_BIT
+        return ks
+
+
+# -- what the plugin manager (which sits above this module) tells it ------------------------------
+BACKEND_PROVIDERS: dict = {}  # backend key name -> (plugin, distribution), remembered after disable
+
+
+class _ManagerHooks:
+    """Two callables the plugin manager installs when it is imported, so the modules below it can
+    complete a plugin whose import was pending, and describe a plugin in an error message, without
+    importing the manager. Until then they do nothing."""
+
+    @staticmethod
+    def complete_pending():
+        return False
+
+    @staticmethod
+    def describe_plugin(plugin, dist=None):
+        return f"the plugin {plugin!r} (pip install {dist or 'tensorplug-' + plugin})"
+
+
+MANAGER = _ManagerHooks()
+
+
+def provider_hint(backend_name):
+    """Which plugin provides the backend ``backend_name`` and how to get it enabled."""
+    prov = BACKEND_PROVIDERS.get(backend_name)
+    if prov is None:
+        return f"no installed plugin provides the backend {backend_name!r}"
+    plugin, dist = prov
+    return f"the backend {backend_name!r} comes from {MANAGER.describe_plugin(plugin, dist)}"
+
+
 def _missing_backend(typ):
     """Complete plugins whose import was pending, then return the backend or raise the error for ``typ``."""
-    import sys
-    plugins = sys.modules.get("tensorplug.plugins")
-    if plugins is not None and plugins.complete_pending() and typ in BACKENDS:
+    if MANAGER.complete_pending() and typ in BACKENDS:
         return BACKENDS[typ]
     raise no_backend_error(typ)
 
 
 def no_backend_error(typ):
     """The RuntimeError for device type ``typ`` when no backend serves it, naming the plugin that would."""
-    from .dispatch.dispatcher import _provider_hint, BACKEND_PROVIDERS
     known = next((k for k, v in BACKEND_PROVIDERS.items() if v[0] == typ or k.lower() == typ), None)
-    hint = _provider_hint(known) if known else f"no installed plugin provides the device type {typ!r}"
+    hint = provider_hint(known) if known else f"no installed plugin provides the device type {typ!r}"
     return RuntimeError(f"no backend is registered for device type '{typ}': {hint}. "
                         f"Registered: {sorted(BACKENDS) or 'none'}")

@@ -26,14 +26,8 @@ import sys
 
 import tensorplug
 from .dispatch import dispatcher as _d
+from ._printing import text_table
 from .dispatch.keys import REGISTRY, BACKEND_BITS
-
-
-def _table(header, rows, indent=""):
-    """Rows as left-aligned columns under ``header``."""
-    rows = [tuple(str(c) for c in r) for r in rows]
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    return "\n".join(indent + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [header, *rows])
 
 
 def _dump(obj):
@@ -51,7 +45,7 @@ def cmd_plugins(args):
         return 0
     rows = [(i.name, i.dist or "-", i.version or "-", i.state, ",".join(i.keys) or "-",
              ",".join(i.backends) or "-", i.kernel_count) for i in infos]
-    print(_table(("NAME", "DISTRIBUTION", "VERSION", "STATE", "KEYS", "BACKENDS", "KERNELS"), rows))
+    print(text_table(("NAME", "DISTRIBUTION", "VERSION", "STATE", "KEYS", "BACKENDS", "KERNELS"), rows))
     for i in infos:
         if i.state == "failed":
             print(f"{i.name}: {i.error}")
@@ -93,7 +87,7 @@ def cmd_dispatch_table(args):
         if n:
             print()
         print(f"{op.namespace}::{op.schema}" if not op.schema.namespace else str(op.schema))
-        print(_table(("KEY", "PROVENANCE", "PLUGIN"), op.dispatch_table(), indent="  "))
+        print(text_table(("KEY", "PROVENANCE", "PLUGIN"), op.dispatch_table(), indent="  "))
     return 0
 
 
@@ -108,14 +102,14 @@ def cmd_keys(args):
                              "plugin": getattr(b.record, "owner", None)} for b in backends]})
         return 0
     print("functionality keys, highest priority first:")
-    print(_table(("KEY", "PRIORITY", "BIT", "PER-BACKEND", "OWNER"),
+    print(text_table(("KEY", "PRIORITY", "BIT", "PER-BACKEND", "OWNER"),
                  [(k.name, k.priority, BACKEND_BITS + k.priority, "yes" if k.per_backend else "no", k.owner)
                   for k in fkeys], indent="  "))
     print("backends:")
     if not backends:
         print("  none (install a backend plugin such as tensorplug-cpu)")
     else:
-        print(_table(("KEY", "DEVICE", "BIT", "PLUGIN"),
+        print(text_table(("KEY", "DEVICE", "BIT", "PLUGIN"),
                      [(b.name, getattr(b.record, "name", "-"), b.index, getattr(b.record, "owner", None) or "-")
                       for b in backends], indent="  "))
     return 0

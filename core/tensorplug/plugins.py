@@ -26,6 +26,7 @@ from . import hookspecs
 from ._version import check_api_version
 from . import _privateuse1
 from . import dtypes as _dt
+from . import backend as _backend
 from .backend import BACKENDS
 from .dispatch import dispatcher as _d
 from .dispatch.keys import REGISTRY, Dense
@@ -49,7 +50,7 @@ KNOWN_PLUGINS = {
     "cpu": "tensorplug-cpu", "openreg": "tensorplug-openreg", "vmap": "tensorplug-vmap",
     "profiler": "tensorplug-profiler", "minimal": "tensorplug-minimal",
 }
-_d.BACKEND_PROVIDERS.update({"CPU": ("cpu", "tensorplug-cpu"), "openreg": ("openreg", "tensorplug-openreg"),
+_backend.BACKEND_PROVIDERS.update({"CPU": ("cpu", "tensorplug-cpu"), "openreg": ("openreg", "tensorplug-openreg"),
                              "Minimal": ("minimal", "tensorplug-minimal")})
 
 
@@ -266,7 +267,7 @@ def _add_backend(plugin, info, b):
     b.ks = comp.bit | Dense.bit
     b.owner = plugin
     BACKENDS[b.name] = b
-    _d.BACKEND_PROVIDERS[b.key_name] = (plugin, distribution_of(plugin))
+    _backend.BACKEND_PROVIDERS[b.key_name] = (plugin, distribution_of(plugin))
     info.backends.append(b.name)
     if b.key_name == _privateuse1.KEY_NAME:
         _privateuse1.install(b.name)
@@ -353,3 +354,9 @@ def missing_name_error(name):
                               f"is enabled but does not provide it)")
     return AttributeError(f"tensorplug.{name} is provided by {describe_plugin(owner)}")
 
+
+
+# the layers below the manager (backends, the dispatcher) complete pending plugins and describe
+# plugins in their errors through these two hooks
+_backend.MANAGER.complete_pending = complete_pending
+_backend.MANAGER.describe_plugin = describe_plugin

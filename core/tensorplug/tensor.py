@@ -15,8 +15,11 @@ looked up only when asked for.
 
 from __future__ import annotations
 
+from . import _state
 from . import dtypes as _dt
-from .backend import backend_for, backend_of
+from ._printing import tensor_repr
+from .backend import backend_for, backend_of, canonical_device
+from .dispatch.keys import Autograd as _Autograd
 from .device import device as _device
 
 
@@ -274,7 +277,6 @@ class Tensor:
         return a.copy() if copy else a
 
     def __repr__(self):
-        from ._printing import tensor_repr
         return tensor_repr(self)
 
     def __format__(self, spec):
@@ -305,8 +307,28 @@ class Tensor:
         return (1, 0)
 
 
+def from_host(arr, dtype, device):
+    """A tensor on ``device`` with the values of numpy ``arr`` cast to ``dtype``.
+
+    The array is shared (not copied) when the backend can (cpu) and no cast is needed.
+    """
+    dev = device
+    if not isinstance(dev, _device):
+        if dev is None:
+            dev = _state.default_device
+        elif isinstance(dev, int) and not isinstance(dev, bool):
+            dev = _device("cpu", dev)
+        else:
+            dev = _device(dev)
+    b = backend_for(dev)
+    dev = canonical_device(dev)
+    if arr.dtype != dtype.np:
+        arr = arr.astype(dtype.np)
+    return make_tensor(b.from_numpy(arr, dev), dtype, dev, b.ks)
+
+
+
 def _rebuild(arr, dtype_name, dev, requires_grad):
-    from .ops.factories import from_host
     t = from_host(arr, _dt._by_name(dtype_name), _device(dev))
     if requires_grad:
         t.requires_grad_(True)
@@ -364,14 +386,6 @@ def make_view(src, native, dtype=None, storage_offset=None):
     return t
 
 
-_AUTOGRAD_BIT = [0]
-
-
-def _init_autograd_bit():
-    from .dispatch.keys import Autograd
-    _AUTOGRAD_BIT[0] = Autograd.bit
-
-
-_init_autograd_bit()
+_AUTOGRAD_BIT = [_Autograd.bit]
 
 __all__ = ["Tensor", "Storage", "make_tensor", "make_view", "backend_for"]

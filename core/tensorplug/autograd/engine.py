@@ -11,6 +11,8 @@ import sys
 import warnings
 from heapq import heapify, heappop, heappush
 
+from ..tensor import Tensor
+from . import _ops
 from .graph import AccumulateGrad, gradient_edge, has_nan, forward_stack, _anomaly, NODE_SCOPES
 from .grad_mode import set_grad_enabled
 
@@ -252,3 +254,71 @@ def _check_nan(node, out):
                 warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
                               + stack, RuntimeWarning, stacklevel=3)
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+
+
+# -- the user's entry points: tensorplug.autograd.backward and .grad ---------------------------------
+def _tensors(x):
+    if x is None:
+        return None
+    if isinstance(x, Tensor):
+        return [x]
+    return list(x)
+
+
+def _make_grads(outputs, grads, create_graph):
+    out = []
+    grads = grads if grads is not None else [None] * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"grad can be implicitly created only for scalar outputs; got {len(grads)} gradients "
+                           f"for {len(outputs)} outputs")
+    for t, g in zip(outputs, grads):
+        if g is None:
+            if t.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not t.dtype.is_floating_point:
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
+                                   f"{t.dtype}")
+            g = _ops.full(t.shape, 1, t.dtype, t.device)
+        elif g.shape != t.shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {g.shape} and output[0] has a "
+                               f"shape of {t.shape}.")
+        out.append(g)
+    return out
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves (or of ``inputs``)."""
+    tensors = _tensors(tensors)
+    grad_tensors = _tensors(grad_tensors)
+    inputs = _tensors(inputs)
+    if inputs is not None and len(inputs) == 0:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    grads = _make_grads(tensors, grad_tensors, create_graph)
+    if inputs is None:
+        run_backward(tensors, grads, retain_graph, create_graph)
+        return
+    captured = run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs, accumulate=False,
+                                    allow_unused=True)
+    for t, g in zip(inputs, captured):
+        if g is not None:
+            _accumulate(t, g, create_graph) if t.is_leaf else _set_nonleaf_grad(t, g, create_graph)
+
+
+def _set_nonleaf_grad(t, g, create_graph):
+    g = g if create_graph else g.detach()
+    t._grad = g if t._grad is None else t._grad + g
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """Gradients of ``outputs`` with respect to ``inputs`` (a tuple), without touching ``.grad``."""
+    outputs = _tensors(outputs)
+    inputs = _tensors(inputs)
+    grads = _make_grads(outputs, _tensors(grad_outputs), create_graph)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    res = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs, accumulate=False,
+                               allow_unused=allow_unused)
+    if materialize_grads:
+        res = [r if r is not None else _ops.zeros(i._shape, i._dtype, i._device) for r, i in zip(res, inputs)]
+    return tuple(res)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..dispatch.keys import Autograd
 from .graph import Node, gradient_edge
 from .grad_mode import is_grad_enabled
+from .views import check_inplace_write, rebase_history
 
 _BIT = Autograd.bit
 
@@ -34,13 +35,8 @@ def _written(op, args):
 def autograd_fallback(op, ks, *args):
     written = _written(op, args) if op.schema.is_mutable else ()
     if written and is_grad_enabled():
-        from .formulas import _leaf_inplace_error
-        from .views import check_view_inplace
         for t in written:
-            if t._requires_grad and t._grad_fn is None:
-                raise _leaf_inplace_error()
-            if t._base is not None:
-                check_view_inplace(t)
+            check_inplace_write(t)
     out = op.redispatch(ks, *args)
     tensors = []
     for a in args:
@@ -63,7 +59,6 @@ def autograd_fallback(op, ks, *args):
             t._output_nr = i
             t._requires_grad = True
             t._ks |= _BIT
-    from .views import rebase_history
     for t in written:
         if t._base is not None:
             rebase_history(t, node)  # so backward through the base reaches the error too

@@ -33,10 +33,11 @@ from .. import dtypes as _dt
 from ..dispatch.keys import Autograd
 from ..dispatch import dispatcher as _d
 from ..dispatch.dispatcher import _tls
-from ..dispatch.library import Library
+from ..dispatch.library import Library, owner_scope
 from ..tensor import Tensor, make_tensor as _make_tensor
+from . import _ops
 from .graph import Node, gradient_edge, leaf_edge, _seq, _anomaly, _type_name
-from .views import check_view_inplace, rebase_history
+from .views import check_inplace_write, rebase_history
 
 _new = object.__new__
 
@@ -182,9 +183,8 @@ class FormulaNode(Node):
 def _zeros_if_none(g, meta):
     if g is not None or meta is None:
         return g
-    from ..ops.factories import zeros
     shape, dtype, device = meta
-    return zeros(shape, dtype=dtype, device=device)
+    return _ops.zeros(shape, dtype, device)
 
 
 def _lazy_apply(info):
@@ -288,9 +288,12 @@ def _formula_library(ns):
     """The library to register a formula's Autograd kernel in: the core's for ``tensorplug``, else a
     new one, owned by the plugin registering (if any), so disabling it removes the kernel."""
     if ns == "tensorplug":
-        from ..ops._lib import LIB  # lazy: the ops modules import this one
-        return LIB
+        return _CORE_FORMULAS
     return Library(ns, "IMPL")
+
+
+with owner_scope("core"):
+    _CORE_FORMULAS = Library("tensorplug", "IMPL")  # the Autograd kernels of the core's own ops
 
 
 def derivative(op_name, *, nondiff_outputs=(), uses=None):
@@ -327,11 +330,7 @@ def _any_req(ts):
     return False
 
 
-def _check_write(t):
-    if t._requires_grad and t._grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    if t._base is not None:
-        check_view_inplace(t)
+_check_write = check_inplace_write
 
 
 def _snapshot(t):
@@ -339,8 +338,7 @@ def _snapshot(t):
 
     The copy is recorded (CloneBackward0), so double backward reaches the old value's history.
     """
-    from ..ops.memory import clone
-    return (clone(t), 0)
+    return (_ops.clone(t), 0)
 
 
 def _set_history(t, node, nr):

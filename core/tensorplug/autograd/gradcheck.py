@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _ops
+from .engine import grad as autograd_grad
 from .grad_mode import no_grad
 
 
@@ -56,15 +58,13 @@ def _numerical(func, inputs, idx, eps):
 
 
 def _analytical(func, inputs, diff_idx):
-    from . import grad as autograd_grad
-    from ..ops.factories import zeros
     outs = _outputs(func, inputs)
     blocks = [[np.zeros((o.numel(), inputs[i].numel())) for i in diff_idx] for o in outs]
     for k, o in enumerate(outs):
         if not o.requires_grad:
             continue
         for r in range(o.numel()):
-            go = zeros(o.shape, dtype=o.dtype, device=o.device)
+            go = _ops.zeros(o.shape, o.dtype, o.device)
             pos = tuple(int(p) for p in np.unravel_index(r, tuple(o.shape))) if o.dim() else ()
             if o.dim():
                 go[pos] = 1.0
@@ -106,13 +106,11 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
                   **_ignored):
     """gradcheck of the first derivatives (computed with ``create_graph=True``): checks second order."""
-    from . import grad as autograd_grad
-    from ..ops.random import randn_like
     inputs = _as_tuple(inputs)
     diff_idx = _diff_inputs(inputs)
     outs = _outputs(func, inputs)
     if grad_outputs is None:
-        grad_outputs = tuple(randn_like(o).requires_grad_(True) for o in outs)
+        grad_outputs = tuple(_ops.randn(o.shape, o.dtype, o.device).requires_grad_(True) for o in outs)
     grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)
 

@@ -14,6 +14,7 @@ import traceback
 import weakref
 
 from ..dispatch.keys import Autograd
+from ..tensor import make_tensor
 
 _BIT = Autograd.bit
 _seq = itertools.count()
@@ -117,7 +118,6 @@ class SavedTensor:
     __slots__ = ("tensor", "version", "is_output", "output_nr", "requires_grad", "grad_fn")
 
     def __init__(self, t, is_output=False, output_nr=0):
-        from ..tensor import make_tensor
         self.version = t._version
         self.is_output = is_output
         self.output_nr = output_nr
@@ -149,7 +149,6 @@ class SavedTensor:
                 "operation that failed to compute its gradient. The variable in question was changed in there or "
                 "anywhere later. Good luck!")
         if self.is_output and self.requires_grad:
-            from ..tensor import make_tensor
             out = make_tensor(t._data, t._dtype, t._device, t._ks | _BIT)
             out._storage = t._storage
             out._requires_grad = True

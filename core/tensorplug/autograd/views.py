@@ -14,6 +14,7 @@ every backend.
 from __future__ import annotations
 
 from ..dispatch.keys import Autograd
+from . import _ops
 from .graph import Node, gradient_edge
 
 _BIT = Autograd.bit
@@ -31,8 +32,7 @@ def _span(geom):
 
 
 def _buffer(grad, *geoms):
-    from ..ops.factories import zeros
-    return zeros(max(_span(g) for g in geoms), dtype=grad._dtype, device=grad._device)
+    return _ops.zeros((max(_span(g) for g in geoms),), grad._dtype, grad._device)
 
 
 def _region(buf, geom):
@@ -77,6 +77,14 @@ class AsStridedBackward0(Node):
         buf = _buffer(grad, self.base_geom, self.view_geom)
         _region(buf, self.view_geom).copy_(grad)
         return (_region(buf, self.base_geom).clone(),)
+
+
+def check_inplace_write(t):
+    """Raise PyTorch's error when an in-place op writes ``t``, a leaf that requires grad or a view of one."""
+    if t._requires_grad and t._grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if t._base is not None:
+        check_view_inplace(t)
 
 
 def check_view_inplace(t):

@@ -12,11 +12,12 @@ import numbers
 
 import numpy as np
 
-from .keys import Dense
+from ..device import device as _device
+from ..dtypes import dtype as _dtype
+from ..tensor import Tensor
 
 
 def _typename(v):
-    from ..tensor import Tensor
     if isinstance(v, Tensor):
         return "Tensor"
     return type(v).__name__
@@ -45,9 +46,6 @@ def coerce(op, arg, value):
             out = tuple(value)
             if all(v.__class__ is int for v in out) and arg.list_len in (None, 1, len(out)):
                 return out
-    from ..tensor import Tensor
-    from ..dtypes import dtype as _dtype
-    from ..device import device as _device
     if value is None:
         if arg.optional:
             return None
@@ -80,7 +78,6 @@ def coerce(op, arg, value):
 
 
 def _scalar_of(op, arg, value, typ):
-    from ..tensor import Tensor
     if typ in ("int", "SymInt"):
         if isinstance(value, bool) and arg.type != "bool":
             return int(value)
@@ -114,7 +111,6 @@ def _scalar_of(op, arg, value, typ):
 
 def bad_arguments(op, args):
     """Called when computing the key set failed: name the offending argument."""
-    from ..tensor import Tensor
     for arg, v in zip(op.schema.arguments, args):
         if arg.type != "Tensor":
             continue
@@ -140,56 +136,6 @@ def ks_of_list(ts):
         if t is not None:
             ks |= t._ks
     return ks
-
-
-_device_ks_cache: dict = {}  # device -> key set; cleared by dispatcher.invalidate_caches
-
-
-def device_keyset(dev):
-    """Key set for a factory call on device ``dev`` (None means the default device)."""
-    if dev is None:
-        from .. import _state
-        dev = _state.default_device
-    try:
-        return _device_ks_cache[dev]
-    except KeyError:
-        from ..backend import backend_for
-        ks = _device_ks_cache[dev] = backend_for(dev).ks | Dense.bit
-        return ks
-
-
-_device_norm_cache: dict = {}  # device with an index -> canonical device; cleared by dispatcher.invalidate_caches
-
-
-def normalize_device(dev):
-    """The canonical device for ``dev``, whose index is checked against its backend's ``device_count()``.
-
-    A device without an index (the backend's current device) is returned as it
-    is. The CPU has one device whatever the index (``cpu:1`` is ``cpu``, as in
-    PyTorch). Any other index must be below ``device_count()``, or
-    ``RuntimeError: ... invalid device ordinal`` is raised before a kernel
-    sees the device. The result is cached per (interned) device object.
-    """
-    try:
-        return _device_norm_cache[dev]
-    except KeyError:
-        pass
-    from ..backend import backend_for
-    from ..device import device as _device
-    d = _device(dev)
-    if d.index is None:
-        return d
-    b = backend_for(d)
-    if d.type == "cpu":
-        n = _device("cpu")
-    else:
-        count = b.device_count()
-        if d.index >= count:
-            raise RuntimeError(f"{d.type} error: invalid device ordinal: device {d} was requested but "
-                               f"device_count() is {count}")
-        n = b.normalize_device(d)
-    _device_norm_cache[dev] = n
-    return n
 
 
 def _dense_span(t):

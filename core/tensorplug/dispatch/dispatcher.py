@@ -33,6 +33,9 @@ import numbers
 import threading
 import sys
 
+from .. import backend as _backend
+from ..tensor import Tensor
+from . import argcheck
 from . import keys as _keys
 from .keys import REGISTRY, below
 from .schema import parse_schema, SchemaError
@@ -100,7 +103,6 @@ class _Guard:
 def _below_autograd(op, kernel):
     """``kernel`` run with Autograd excluded, when an argument carries the Autograd bit and grad mode
     has not excluded it already: other calls record nothing anyway and skip switching the TLS."""
-    from . import argcheck
     args = op.schema.arguments
     names = [f"a{i}" for i in range(len(args))]
     terms = []
@@ -187,7 +189,6 @@ OPS: dict = {}            # "ns::name.overload" -> OpOverload
 PACKETS: dict = {}        # "ns::name" -> OpOverloadPacket
 FALLBACKS: dict = {}      # (key name, backend name | None) -> Registration in force
 _FALLBACK_STACKS: dict = {}  # same slots -> every live registration, the one in force last
-BACKEND_PROVIDERS: dict = {}  # backend key name -> (plugin, distribution), remembered after disable
 # Who registered kernels and fallbacks, remembered after they are removed, so
 # the missing-kernel error can name the plugin that would provide them.
 KERNEL_PROVIDERS: dict = {}    # (op qualname, key name, backend name | None) -> plugin
@@ -210,9 +211,7 @@ def invalidate_caches():
     """Forget every operator's resolved kernels (after any registration change)."""
     for op in OPS.values():
         op.cache.clear()
-    from .argcheck import _device_ks_cache, _device_norm_cache
-    _device_ks_cache.clear()
-    _device_norm_cache.clear()
+    _backend.clear_device_caches()
 
 
 REGISTRY.listeners.append(invalidate_caches)
@@ -256,28 +255,10 @@ def unregister_fallback(reg):
     invalidate_caches()
 
 
-def _plugin_phrase(plugin, dist=None):
-    """"the plugin 'x' (pip install dist), which is <state and how to enable it>"."""
-    try:
-        from ..plugins import describe_plugin
-    except ImportError:  # the plugin manager is still importing: no state to report
-        return f"the plugin {plugin!r} (pip install {dist or 'tensorplug-' + plugin})"
-    return describe_plugin(plugin, dist)
-
-
 def _renamed(backend_name):
     """"[openreg]" after the PrivateUse1 key while a backend holds it; "" for every other key."""
     comp = REGISTRY.backend_by_name.get(backend_name) if backend_name == "PrivateUse1" else None
     return f"[{comp.record.name}]" if comp is not None and comp.record is not None else ""
-
-
-def _provider_hint(backend_name):
-    """Which plugin provides the backend ``backend_name`` and how to get it enabled."""
-    prov = BACKEND_PROVIDERS.get(backend_name)
-    if prov is None:
-        return f"no installed plugin provides the backend {backend_name!r}"
-    plugin, dist = prov
-    return f"the backend {backend_name!r} comes from {_plugin_phrase(plugin, dist)}"
 
 
 class OpOverload:
@@ -410,12 +391,11 @@ class OpOverload:
 
     def _raise_missing(self, fkey, backend, ks, *args):
         # a plugin imported before tensorplug could not register then: complete it and retry
-        plugins = sys.modules.get("tensorplug.plugins")
-        if plugins is not None and plugins.complete_pending():
+        if _backend.MANAGER.complete_pending():
             return self._resolve(ks)(*args)
         # a tensor whose backend is no longer registered (its plugin was disabled) gets
         # the same error as creating a tensor on that device would
-        from ..backend import BACKENDS, no_backend_error
+        BACKENDS, no_backend_error = _backend.BACKENDS, _backend.no_backend_error
         for a in args:
             dev = getattr(a, "_device", None) if not isinstance(a, (list, tuple)) else (
                 next((getattr(t, "_device", None) for t in a if getattr(t, "_device", None) is not None), None))
@@ -443,13 +423,13 @@ class OpOverload:
                 or KERNEL_PROVIDERS.get((self.qualname, fkey.name, None))
                 or FALLBACK_PROVIDERS.get((fkey.name, bname)) or FALLBACK_PROVIDERS.get((fkey.name, None)))
         if prov is not None and prov not in ("core", "user"):
-            msg += f"The kernel comes from {_plugin_phrase(prov)}."
+            msg += f"The kernel comes from {_backend.MANAGER.describe_plugin(prov)}."
         elif fkey is _keys.Dense:
             if backend is not None:
                 msg += (f"The backend {bname!r} (plugin {backend.record.owner if backend.record else '?'!r}) "
                         f"implements no kernel for it and no composite or fallback applies.")
             else:
-                msg += _provider_hint(bname).capitalize() + "."
+                msg += _backend.provider_hint(bname).capitalize() + "."
         else:
             msg += (f"The key {fkey.name!r} is declared by the plugin {fkey.owner!r}, which registers "
                     f"neither a kernel for this op nor a fallback for the key.")
@@ -512,7 +492,6 @@ class OpOverloadPacket:
 
 
 def _matches(schema, args, kwargs):
-    from ..tensor import Tensor
     pos = [a for a in schema.arguments if not a.kwarg_only]
     if len(args) > len(pos):
         return False
@@ -593,13 +572,12 @@ def _pyname(name):
 def _make_entry(op, positional=False):
     """Generate ``op.entry`` from the schema: a plain function with the op's
     Python signature whose body is the hot path described in the module doc."""
-    from . import argcheck
     schema = op.schema
     params, call, ks_terms, checks = [], [], [], []
     ns = {"_cache": op.cache, "_resolve": op._resolve, "_tls": _tls, "_tls_active": _tls_active,
           "_bad": functools.partial(argcheck.bad_arguments, op), "_coerce": argcheck.coerce,
-          "_ks_list": argcheck.ks_of_list, "_device_ks": argcheck.device_keyset,
-          "_norm_dev": argcheck.normalize_device, "_op": op}
+          "_ks_list": argcheck.ks_of_list, "_device_ks": _backend.device_keyset,
+          "_norm_dev": _backend.normalize_device, "_op": op}
     star = False
     device_arg = None
     # all-positional, a default may not precede a required (keyword-only) argument
@@ -689,7 +667,6 @@ def _make_bumper(op):
     a fallback or a transform that reaches the kernel through other ops or a
     redispatch counts one write, not two.
     """
-    from . import argcheck
     args = op.schema.arguments
     writes = [(i, a) for i, a in enumerate(args) if a.is_write and a.type == "Tensor"]
     if not writes:

@@ -10,13 +10,14 @@ every backend at the Dense key, but autograd needs a formula of its own).
 
 from __future__ import annotations
 
+from ..autograd.fallback import autograd_fallback
 from ..dispatch.library import Library, owner_scope
+from ..tensor import Tensor
 
 with owner_scope("core"):
     LIB = Library("tensorplug", "DEF")
     # Ops without a backward formula still run on tensors that require grad, but
     # backward through them raises (composites decompose at the Autograd key instead).
-    from ..autograd.fallback import autograd_fallback
     LIB.fallback(autograd_fallback, "Autograd")
 
 ENTRIES: dict = {}  # schema full name -> entry function
@@ -43,5 +44,4 @@ def public(name, fn):
 
 def attach(name, fn):
     """Make ``fn`` the Tensor method ``name`` (each op module attaches its own)."""
-    from ..tensor import Tensor
     setattr(Tensor, name, fn)

@@ -11,7 +11,7 @@ from .. import dtypes as _dt
 from .. import _state
 from ..backend import backend_for, canonical_device
 from ..device import device as _device
-from ..tensor import Tensor, make_tensor
+from ..tensor import Tensor, make_tensor, from_host
 from . import memory as _mem
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "from_host", "empty", "zeros", "ones", "full", "empty_like",
@@ -26,19 +26,6 @@ def _dev(device):
     if isinstance(device, int) and not isinstance(device, bool):
         return _device("cpu", device)
     return _device(device)
-
-
-def from_host(arr, dtype, device):
-    """A tensor on ``device`` with the values of numpy ``arr`` cast to ``dtype``.
-
-    The array is shared (not copied) when the backend can (cpu) and no cast is needed.
-    """
-    dev = _dev(device)
-    b = backend_for(dev)
-    dev = canonical_device(dev)
-    if arr.dtype != dtype.np:
-        arr = arr.astype(dtype.np)
-    return make_tensor(b.from_numpy(arr, dev), dtype, dev, b.ks)
 
 
 def _finish(t, requires_grad):

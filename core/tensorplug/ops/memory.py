@@ -100,15 +100,13 @@ from ..autograd.helpers import sum_to  # noqa: E402
 @derivative("copy_")
 def _(grad, src_shape, needs_input_grad):
     # the old values of self are overwritten: no gradient flows to them (zeros, as in PyTorch)
-    from .factories import zeros_like
-    return (zeros_like(grad) if needs_input_grad[0] else None,
+    return (full(grad._shape, 0, dtype=grad._dtype, device=grad._device) if needs_input_grad[0] else None,
             sum_to(grad, src_shape) if needs_input_grad[1] else None)
 
 
 @derivative("fill_.Scalar")
 def _(grad):
-    from .factories import zeros_like
-    return zeros_like(grad)
+    return full(grad._shape, 0, dtype=grad._dtype, device=grad._device)
 
 
 @derivative("_to_copy")

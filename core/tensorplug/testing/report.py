@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import time
 
+from .._printing import text_table
 from .suite import conformance_cases, conformance_config, run_case
 
 STATUSES = ("passed", "fallback", "failed", "xfailed", "skipped")
@@ -107,7 +108,6 @@ class Report:
 
     def table(self):
         """The op-by-op table, a line on fallback and xfailed cases, and the summary line."""
-        from ..cli import _table
         rows = []
         for r in self.ops():
             failed = ",".join(_short(d) for d in r.failed_checks)
@@ -125,7 +125,7 @@ class Report:
         lines = [f"conformance of {self.target!r} (device type {self.backend!r}): {len(rows)} ops, "
                  f"{len(self.results)} checks in {self.seconds:.1f}s"]
         if rows:
-            lines.append(_table(("OP", "PASSED", "FAILED", "SKIPPED", "FALLBACK", "REASONS"), rows))
+            lines.append(text_table(("OP", "PASSED", "FAILED", "SKIPPED", "FALLBACK", "REASONS"), rows))
         lines.append(f"{c['fallback']} passed through a fallback (not counted as passed), {c['xfailed']} xfailed")
         lines.append(self.summary())
         return "\n".join(lines)
