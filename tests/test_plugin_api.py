@@ -127,3 +127,11 @@ def test_the_plugins_in_this_repository_declare_the_api_and_a_bounded_core():
         assert core == [f"tensorplug>={major}.{minor},<{major}.{minor + 1}"], pyproject
     for name in ("cpu", "profiler", "vmap", "openreg", "minimal"):
         assert tensorplug.plugins.get(name).obj.TENSORPLUG_API == plugin_api.API_VERSION
+
+
+def test_normalize_device_validates_the_ordinal_and_fills_the_index_in():
+    tp = tensorplug
+    assert plugin_api.normalize_device("cpu:3") == tp.device("cpu")  # one CPU, any index, as in PyTorch
+    assert plugin_api.normalize_device(tp.device("minimal")) == tp.device("minimal:0")
+    with pytest.raises(RuntimeError, match="invalid device ordinal"):
+        plugin_api.normalize_device("minimal:4")

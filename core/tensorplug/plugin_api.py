@@ -35,7 +35,7 @@ into a tensor of its choice.
 from __future__ import annotations
 
 from ._version import __version__ as CORE_VERSION, API_VERSION, check_api_version
-from .backend import Backend, backend_for
+from .backend import Backend, backend_for, canonical_device
 from .device import device
 from .dispatch.dispatcher import (FALLTHROUGH as fallthrough_kernel, include_keys, exclude_keys, lookup_op, OpOverload,
                                   OPS as _OPS, tls_state as _tls_state)
@@ -89,9 +89,10 @@ def key_set(device_type):
 
 
 def normalize_device(dev):
-    """The canonical :class:`device` for ``dev`` (a string, device or index), validated by its backend."""
+    """The canonical :class:`device` for ``dev`` (a string, device or index): the index checked against the
+    backend's ``device_count()`` (PyTorch's ``invalid device ordinal`` error) and filled in by the backend."""
     d = device(dev) if not isinstance(dev, int) else device("cpu", dev)
-    return backend_for(d).normalize_device(d)
+    return canonical_device(d)
 
 
 def autograd_bit():
