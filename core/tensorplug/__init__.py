@@ -12,10 +12,14 @@ from ._version import __version__
 
 from .dtypes import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
                     promote_types, get_default_dtype, set_default_dtype)
+import importlib as _importlib
 import sys as _sys
+
+import numpy as _np
 
 from .dtypes import float16 as half, float32 as float, float64 as double, int64 as long  # noqa: F401
 from .dtypes import int32 as int, int16 as short  # noqa: F401
+from . import _state
 from .device import device
 from .tensor import Tensor
 from .hookspecs import hookimpl
@@ -48,12 +52,10 @@ is_tensor = lambda obj: _builtins.isinstance(obj, Tensor)  # noqa: E731
 
 def from_dlpack(ext_tensor):
     """A CPU tensor sharing memory with any object that implements ``__dlpack__``."""
-    import numpy as _np
     return from_numpy(_np.from_dlpack(ext_tensor))
 
 
 def get_default_device():
-    from . import _state
     return _state.default_device
 
 
@@ -65,9 +67,8 @@ __all__ = sorted({k for k in globals() if not k.startswith("_") and k != "annota
 
 def __getattr__(name):
     if name in _LAZY_SUBMODULES:
-        import importlib
-        return importlib.import_module(f"{__name__}.{name}")
-    from .plugins import NAMESPACE, missing_name_error, complete_pending
+        return _importlib.import_module(f"{__name__}.{name}")
+    from .plugins import NAMESPACE, missing_name_error, complete_pending  # lazy: the manager is imported by then; a name miss is rare
     if name in NAMESPACE or (not name.startswith("__") and complete_pending() and name in NAMESPACE):
         return NAMESPACE[name]
     raise missing_name_error(name)

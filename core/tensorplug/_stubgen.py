@@ -20,6 +20,7 @@ import argparse
 import difflib
 import inspect
 import os
+import subprocess
 import re
 import sys
 import types
@@ -272,7 +273,7 @@ def _value_type(value):
 
 def generate():
     """The text of ``__init__.pyi`` for the tensorplug imported in this process."""
-    import tensorplug
+    import tensorplug  # lazy: the generator describes the package as imported when it runs
     from tensorplug.dtypes import dtype as dtype_cls
 
     modules, dtypes_, classes, functions, others = [], [], [], [], []
@@ -329,7 +330,6 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if os.environ.get("TENSORPLUG_LOAD_PLUGINS") != "":
         # `python -m` imported tensorplug (and its plugins) before this line: start over without them
-        import subprocess
         env = dict(os.environ, TENSORPLUG_LOAD_PLUGINS="")
         return subprocess.call([sys.executable, "-m", "tensorplug._stubgen", *sys.argv[1:]], env=env)
     text = generate()

@@ -25,6 +25,7 @@ import json
 import sys
 
 import tensorplug
+from . import dtypes as _dt
 from .dispatch import dispatcher as _d
 from ._printing import text_table
 from .dispatch.keys import REGISTRY, BACKEND_BITS
@@ -117,8 +118,7 @@ def cmd_keys(args):
 
 def cmd_conformance(args):
     """``tensorplug conformance NAME``: the op-by-op table and the summary line; 1 on any failure."""
-    from . import dtypes as _dt
-    from .testing import run_conformance
+    from .testing import run_conformance  # lazy: the conformance kit loads only for this command
     dtypes = None
     if args.dtypes is not None:
         names = [n.strip() for item in args.dtypes for n in item.split(",") if n.strip()]

@@ -27,7 +27,7 @@ from tensorplug.nn import functional as F
 
 def load_digits(seed, device, test_fraction=0.2):
     """(x_train, y_train, x_test, y_test) as tensors; pixels scaled to [0, 1], a seeded split."""
-    from sklearn.datasets import load_digits as sk_load_digits
+    from sklearn.datasets import load_digits as sk_load_digits  # lazy: optional, the 'examples' extra
     data = sk_load_digits()
     x = tp.tensor(data.images, dtype=tp.float32) / 16.0
     y = tp.tensor(data.target, dtype=tp.int64)
@@ -85,7 +85,7 @@ def _require_examples_extra():
 
 def train(args):
     _require_examples_extra()
-    from tqdm import tqdm
+    from tqdm import tqdm  # lazy: optional, the 'examples' extra
     tp.manual_seed(args.seed)
     x_train, y_train, x_test, y_test = load_digits(args.seed, args.device)
     model = make_model(args.model).to(args.device)

@@ -96,7 +96,7 @@ _BY_NAME.update({"half": float16, "float": float32, "double": float64, "long": i
 
 
 def _ml_dtypes_bfloat16():
-    import ml_dtypes
+    import ml_dtypes  # lazy: its import costs more than the rest of tensorplug's; only bfloat16/float8 need it
 
     return ml_dtypes.bfloat16
 

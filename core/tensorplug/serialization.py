@@ -30,6 +30,8 @@ import numpy as np
 
 from . import dtypes as _dt
 from .tensor import Tensor
+from .device import device as _device
+from .tensor import from_host
 
 __all__ = ["save", "load"]
 
@@ -308,9 +310,6 @@ def load(f, map_location=None, *, weights_only=True):
     problem, and nothing is returned. ``weights_only`` exists for PyTorch
     compatibility: loading never unpickles, so only True is accepted.
     """
-    from .device import device as _device
-    from .ops.factories import from_host
-
     if weights_only is False:
         raise ValueError("tensorplug.load: weights_only=False is not supported: tensorplug files are "
                          "safetensors and loading never unpickles or runs code")

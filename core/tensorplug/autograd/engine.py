@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from contextlib import ExitStack
 from heapq import heapify, heappop, heappush
 
 from ..tensor import Tensor
@@ -239,7 +240,6 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
 
 
 def _apply_in_scopes(node, grads):
-    from contextlib import ExitStack
     with ExitStack() as stack:
         for scope in list(NODE_SCOPES):
             stack.enter_context(scope(node))

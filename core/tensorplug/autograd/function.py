@@ -16,6 +16,8 @@
 from __future__ import annotations
 
 from ..dispatch.keys import Autograd
+from ..tensor import Tensor
+from . import _ops
 from .graph import Node, SavedTensor, gradient_edge
 from .grad_mode import no_grad, is_grad_enabled
 
@@ -74,8 +76,7 @@ class BackwardCFunction(Node):
     def apply(self, grads):
         ctx = self._ctx
         if ctx.materialize_grads:
-            from ..ops.factories import zeros
-            grads = tuple(g if g is not None else zeros(m[0], dtype=m[1], device=m[2])
+            grads = tuple(g if g is not None else _ops.zeros(m[0], m[1], m[2])
                           for g, m in zip(grads, self._out_meta))
         out = self._cls.backward(ctx, *grads)
         if not isinstance(out, tuple):
@@ -119,7 +120,6 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from ..tensor import Tensor
         ctx = FunctionCtx()
         tensor_args = [a for a in args if isinstance(a, Tensor)]
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..tensor import Tensor
+
 from . import _ops
 from .engine import grad as autograd_grad
 from .grad_mode import no_grad
@@ -18,12 +20,10 @@ def _as_tuple(x):
 
 
 def _diff_inputs(inputs):
-    from ..tensor import Tensor
     return [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
 
 
 def _outputs(func, inputs):
-    from ..tensor import Tensor
     return [o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor) and o.dtype.is_floating_point]
 
 

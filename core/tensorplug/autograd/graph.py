@@ -13,7 +13,10 @@ import itertools
 import traceback
 import weakref
 
+import numpy as np
+
 from ..dispatch.keys import Autograd
+from ..ops.promotion import _pt_name
 from ..tensor import make_tensor
 
 _BIT = Autograd.bit
@@ -162,7 +165,6 @@ class SavedTensor:
 
 
 def _type_name(t):
-    from ..ops.promotion import _pt_name
     return f"tensorplug.{_pt_name(t._dtype)}Tensor"
 
 
@@ -192,7 +194,6 @@ def leaf_edge(t):
 
 
 def has_nan(t):
-    import numpy as np
     if not t._dtype.is_floating_point:
         return False
     return bool(np.isnan(t._host().astype(np.float64)).any())

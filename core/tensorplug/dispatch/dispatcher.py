@@ -34,6 +34,8 @@ import threading
 import sys
 
 from .. import backend as _backend
+from .. import dtypes as _dt
+from ..device import device as _device
 from ..tensor import Tensor
 from . import argcheck
 from . import keys as _keys
@@ -560,8 +562,7 @@ _TYPE_SETS = {
 def _default_value(arg):
     """The Python default of a schema argument; ``ScalarType dtype=long`` becomes ``tensorplug.int64``."""
     if arg.type == "ScalarType" and isinstance(arg.default, str):
-        from ..dtypes import _by_name
-        return _by_name(arg.default)
+        return _dt._by_name(arg.default)
     return arg.default
 
 
@@ -609,11 +610,9 @@ def _make_entry(op, positional=False):
             if a.optional:
                 allowed.add(type(None))
             if a.type == "ScalarType" and not a.is_list:
-                from ..dtypes import dtype as _dtype_cls
-                allowed.add(_dtype_cls)
+                allowed.add(_dt.dtype)
             if a.type == "Device" and not a.is_list:
-                from ..device import device as _device_cls
-                allowed.add(_device_cls)
+                allowed.add(_device)
             tname = f"_T{i}"
             ns[tname] = frozenset(allowed)
             ns[f"_A{i}"] = a

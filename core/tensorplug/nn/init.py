@@ -12,6 +12,7 @@ import numbers
 import warnings
 
 from ..autograd.grad_mode import no_grad
+from ..ops.factories import eye
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "eye_", "xavier_uniform_",
            "xavier_normal_", "kaiming_uniform_", "kaiming_normal_"]
@@ -101,7 +102,6 @@ def eye_(tensor):
     """Fill a 2-D tensor with the identity matrix (ones on the diagonal, zeros elsewhere)."""
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    from ..ops.factories import eye
     with no_grad():
         return tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
 

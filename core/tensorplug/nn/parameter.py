@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from ..dispatch.keys import Autograd
+from ..ops.factories import empty
+from ..ops.methods import requires_grad_
 from ..tensor import Tensor
 
 
@@ -11,7 +13,6 @@ _new = object.__new__
 
 def _share(cls, data, requires_grad):
     """A ``cls`` instance over ``data``'s memory (storage and version counter shared), without history."""
-    from ..ops.methods import requires_grad_
     t = _new(cls)
     t._data = data._data
     t._shape = data._shape
@@ -35,8 +36,7 @@ class Parameter(Tensor):
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
-            from ..ops.factories import empty
-            data = empty(0)
+                    data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(): expected a Tensor as data, got {type(data).__name__}")
         return _share(cls, data, requires_grad)
@@ -75,8 +75,7 @@ class Buffer(Tensor, metaclass=_BufferMeta):
 
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
-            from ..ops.factories import empty
-            data = empty(0)
+                    data = empty(0)
         t = _share(Tensor, data, data._requires_grad)
         t._is_buffer = True
         t.persistent = persistent

@@ -20,6 +20,8 @@ from copy import deepcopy
 from itertools import chain
 
 from ..autograd import no_grad, enable_grad
+from .. import dtypes as _dt
+from ..ops.factories import tensor
 from ..tensor import Tensor
 
 __all__ = ["Optimizer", "required"]
@@ -260,8 +262,6 @@ class Optimizer:
 
 def _step_tensor(value=0.0):
     """A step counter as PyTorch keeps it: a 0-dim CPU tensor (float64 under a float64 default dtype)."""
-    from .. import dtypes as _dt
-    from ..ops.factories import tensor
     dtype = _dt.float64 if _dt.get_default_dtype() is _dt.float64 else _dt.float32
     return tensor(float(value), dtype=dtype)
 

@@ -34,7 +34,7 @@ def conformance_tests(namespace, backend="cpu", *, ops=None, dtypes=None, op_db=
         from tensorplug.testing import conformance_tests
         conformance_tests(globals(), backend="mydev")
     """
-    from .pytest_plugin import make_conformance_test
+    from .pytest_plugin import make_conformance_test  # lazy: needs pytest, which the kit does not require
     namespace["test_conformance"] = make_conformance_test(backend, ops=ops, dtypes=dtypes, op_db=op_db)
 
 

@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import pytest
 
+from .suite import Skip, XFail, execute
+
 
 def run_case_in_pytest(case):
     """Run ``case``; a Skip becomes ``pytest.skip`` and a pass through a fallback is reported as skipped."""
-    from .suite import Skip, XFail, execute
     __tracebackhide__ = True
     try:
         fallback = execute(case)

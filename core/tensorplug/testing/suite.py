@@ -31,6 +31,7 @@ import numpy as np
 
 import tensorplug as tp
 from .. import dtypes as _dt
+from .. import plugins
 from ..autograd import gradcheck as _gradcheck, grad as _autograd_grad, no_grad
 from ..backend import BACKENDS, backend_of
 from ..dispatch import dispatcher as _d
@@ -99,7 +100,7 @@ def register_transform_check(transform, name, fn, *, per_dtype=True, applies=Non
 def load_op_db():
     """The op database, filled by importing ``tensorplug.testing.op_db`` the first time."""
     if not OP_DB:
-        from . import op_db  # noqa: F401  (fills OP_DB)
+        from . import op_db  # noqa: F401  lazy: the op database is large; it fills OP_DB on first use
     return OP_DB
 
 
@@ -142,7 +143,6 @@ def _config_from(plugin, res):
 
 def plugin_configs():
     """Every enabled plugin's conformance configs, ``[ConformanceConfig]``, by plugin name."""
-    from .. import plugins
     out = []
     for info in plugins.list():
         if info.state == "enabled":

@@ -14,6 +14,7 @@ import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
+from ... import _privateuse1
 from ... import dtypes as _dt
 from ...autograd.grad_mode import no_grad
 from ...device import device as _device
@@ -710,8 +711,7 @@ def _parse_to(args, kwargs):
 
 
 def _install_device_methods():
-    from ..._privateuse1 import install_module_methods
-    install_module_methods(Module)
+    _privateuse1.install_module_methods(Module)
 
 
 _install_device_methods()  # Module.<name>() for a backend on the PrivateUse1 slot enabled before nn loaded

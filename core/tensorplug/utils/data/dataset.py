@@ -6,6 +6,7 @@ import math
 import warnings
 
 from ...tensor import Tensor
+from ...ops.random import randperm
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "random_split"]
 
@@ -69,8 +70,6 @@ def random_split(dataset, lengths, generator=None):
     from the first split on, as in PyTorch. ``generator`` (a
     :class:`tensorplug.Generator`) makes the split reproducible.
     """
-    from ...ops.random import randperm
-
     n = len(dataset)
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         sizes = []

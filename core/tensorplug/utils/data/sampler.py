@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import itertools
 
+from ... import dtypes as _dt
+from ...ops.factories import empty
+from ...ops.random import Generator, randint, randperm
+
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler"]
 
 
@@ -16,10 +20,6 @@ class Sampler:
 
 def _fresh_generator(generator):
     """``generator``, or a new one seeded from the default generator (so ``manual_seed`` controls shuffling)."""
-    from ... import dtypes as _dt
-    from ...ops.factories import empty
-    from ...ops.random import Generator
-
     if generator is not None:
         return generator
     seed = int(empty((), dtype=_dt.int64).random_().item())
@@ -62,9 +62,6 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
-        from ... import dtypes as _dt
-        from ...ops.random import randint, randperm
-
         n = len(self.data_source)
         generator = _fresh_generator(self.generator)
         if self.replacement:
@@ -86,8 +83,6 @@ class SubsetRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        from ...ops.random import randperm
-
         for i in randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
