@@ -1,10 +1,14 @@
-"""The import graph of ``tensorplug.*``, read from the source with ``ast``, has no cycle.
+"""The import graphs of ``tensorplug.*`` and of each plugin package in this repository, read from the
+source with ``ast``, have no cycle.
 
 Function-local imports count as edges: hiding a cycle inside a function keeps the modules entangled.
+A function-local import remains only for lazy loading or an optional dependency, and says why with a
+``# lazy: <reason>`` comment on its line (or the line above).
 """
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -12,17 +16,27 @@ import pytest
 import tensorplug
 
 ROOT = Path(tensorplug.__file__).parent
+REPO = ROOT.parent.parent
+# the import packages of the plugins and examples in this repository (tensorplug_cpu, ...)
+PLUGIN_PACKAGES = sorted(p.parent for p in (*REPO.glob("plugins/*/tensorplug_*/__init__.py"),
+                                             *REPO.glob("examples/*/tensorplug_*/__init__.py")))
+PACKAGES = [ROOT, *PLUGIN_PACKAGES]
 
 
-def _modules():
+def _modules(root=ROOT):
     """Module name -> (source path, whether it is a package's ``__init__``)."""
     out = {}
-    for path in ROOT.rglob("*.py"):
-        parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    for path in root.rglob("*.py"):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
         is_pkg = parts[-1] == "__init__"
         if is_pkg:
             parts.pop()
         out[".".join(parts)] = (path, is_pkg)
+    # compiled extension modules the distribution's build installs into the package (``_C``): modules too
+    cmake = root.parent / "CMakeLists.txt"
+    if cmake.exists():
+        for ext in re.findall(r"pybind11_add_module\(\s*(\w+)", cmake.read_text()):
+            out[f"{root.name}.{ext}"] = (None, False)
     return out
 
 
@@ -36,11 +50,15 @@ def _resolve(base, level, module):
     return target
 
 
-def import_graph():
-    """Module -> set of ``tensorplug`` modules it imports, at any depth of the file."""
-    modules = _modules()
+def import_graph(root=ROOT):
+    """Module -> set of the package's own modules it imports, at any depth of the file."""
+    modules = _modules(root)
+    top = root.name
     graph = {}
     for name, (path, is_pkg) in modules.items():
+        if path is None:  # a compiled module imports nothing of the package
+            graph[name] = set()
+            continue
         package = name if is_pkg else name.rpartition(".")[0]
         edges = set()
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
@@ -55,7 +73,7 @@ def import_graph():
             for t in targets:
                 while t and t not in modules:
                     t = t.rpartition(".")[0]
-                if t and t != name and t.startswith("tensorplug"):
+                if t and t != name and (t == top or t.startswith(top + ".")):
                     edges.add(t)
         graph[name] = edges
     return graph
@@ -104,3 +122,42 @@ def test_graph_sees_function_local_and_relative_imports():
 def test_no_import_cycle():
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+@pytest.mark.parametrize("root", PLUGIN_PACKAGES, ids=lambda p: p.name)
+def test_no_import_cycle_in_a_plugin_package(root):
+    cycle = find_cycle(import_graph(root))
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_plugin_packages_are_found():
+    assert {"tensorplug_cpu", "tensorplug_vmap", "tensorplug_profiler", "tensorplug_minimal"} <= {
+        p.name for p in PLUGIN_PACKAGES}
+
+
+def unexplained_local_imports(root):
+    """``path:line: source`` of each function-local import without a ``# lazy:`` reason."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        lines = path.read_text().splitlines()
+        tree = ast.parse("\n".join(lines), str(path))
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    here, above = lines[node.lineno - 1], lines[node.lineno - 2] if node.lineno > 1 else ""
+                    if "# lazy:" not in here and "# lazy:" not in above:
+                        out.append(f"{path.relative_to(root.parent)}:{node.lineno}: {here.strip()}")
+    return sorted(set(out))
+
+
+def test_unexplained_local_imports_are_found(tmp_path):
+    (tmp_path / "m.py").write_text("def f():\n    import os\n\n\ndef g():\n    import json  # lazy: why\n")
+    found = unexplained_local_imports(tmp_path)
+    assert len(found) == 1 and found[0].endswith("m.py:2: import os")
+
+
+@pytest.mark.parametrize("root", PLUGIN_PACKAGES, ids=lambda p: p.name)
+def test_every_function_local_import_of_a_plugin_says_why(root):
+    assert unexplained_local_imports(root) == []

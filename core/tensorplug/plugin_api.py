@@ -35,6 +35,7 @@ into a tensor of its choice.
 from __future__ import annotations
 
 from ._version import __version__ as CORE_VERSION, API_VERSION, check_api_version
+from .autograd import graph as _graph
 from .backend import Backend, backend_for, canonical_device
 from .device import device
 from .dispatch.dispatcher import (FALLTHROUGH as fallthrough_kernel, include_keys, exclude_keys, lookup_op, OpOverload,
@@ -62,7 +63,8 @@ __all__ = [
     "all_dtypes", "BOOL", "INTEGRAL", "FLOATING", "binary_dtype", "result_type", "float_dtype", "sum_dtype", "any_dtype", "broadcast_shapes", "matmul_shape",
     "wrap_dim", "is_contiguous", "index_bounds_error", "index_select_range_error", "check_index_put_shapes",
     "cat_plan", "infer_size", "squeeze_dims", "select_index", "slice_bounds", "view_strides", "view_impl",
-    "unsqueeze_impl", "host_rng", "random_bounds", "initial_seed", "set_draw_target_hook", "warn_user",
+    "unsqueeze_impl", "host_rng", "random_bounds", "initial_seed", "set_draw_target_hook", "add_node_scope",
+    "remove_node_scope", "warn_user",
     "written_arguments", "check_api_version",
 ]
 
@@ -222,6 +224,22 @@ def set_draw_target_hook(hook):
     returns instead; one global read when no hook is installed.
     """
     _random.DRAW_TARGET_HOOK = hook
+
+
+def add_node_scope(scope):
+    """Make the autograd engine enter ``scope(node)`` (a context-manager factory) around each node's backward.
+
+    Idempotent; with no scope installed the engine pays one list check per node.
+    The profiler uses it to attribute the ops a backward formula runs to its node.
+    """
+    if scope not in _graph.NODE_SCOPES:
+        _graph.NODE_SCOPES.append(scope)
+
+
+def remove_node_scope(scope):
+    """Undo :func:`add_node_scope` (nothing if ``scope`` is not installed)."""
+    while scope in _graph.NODE_SCOPES:
+        _graph.NODE_SCOPES.remove(scope)
 
 
 # -- schemas --------------------------------------------------------------------------------------

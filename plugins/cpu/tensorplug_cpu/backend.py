@@ -76,9 +76,5 @@ class CPUBackend(Backend):
     def storage_nbytes(self, root):
         return root.nbytes
 
-    def manual_seed(self, seed):
-        from . import kernels
-        kernels.seed(seed)
-
 
 BACKEND = CPUBackend()  # one record for the life of the process: kernels read its key set

@@ -36,17 +36,6 @@ def write(self, values):
 
 
 # -- random state --------------------------------------------------------------------
-_rng = [np.random.Generator(np.random.PCG64(0))]
-
-
-def seed(s):
-    _rng[0] = np.random.Generator(np.random.PCG64(s))
-
-
-def rng():
-    return _rng[0]
-
-
 # -- memory ----------------------------------------------------------------------------
 def empty(size, dtype=None, device=None):
     d = dtype or tensorplug.get_default_dtype()
@@ -71,8 +60,7 @@ def as_strided(self, size, stride, storage_offset=None):
     st = self._get_storage()
     if storage_offset is None:
         storage_offset = self.storage_offset()
-    from .backend import CPUBackend
-    arr = CPUBackend.as_strided(None, st.root, size, stride, storage_offset, self._dtype)
+    arr = BACKEND.as_strided(st.root, size, stride, storage_offset, self._dtype)
     out = make_view(self, arr)
     out._storage_offset0 = storage_offset
     return out

@@ -13,6 +13,7 @@ from collections import Counter
 import tensorplug as tp
 from tensorplug import Tensor
 from tensorplug.plugin_api import all_dtypes
+from tensorplug.testing import Skip, call, move_sample, register_transform_check
 
 
 def _pick_dtype(opinfo):
@@ -33,7 +34,6 @@ def _tensor_shapes(obj, out):
 
 def check_recorded_once(device_type, opinfo, dtype):
     """A call under ``profile`` is recorded once at top level with the right name and shapes."""
-    from tensorplug.testing import Skip, call, move_sample
     dtype = dtype or _pick_dtype(opinfo)
     samples = opinfo.sample_inputs(device_type, dtype, False) if opinfo.sample_inputs else ()
     sample = next(iter(samples), None)
@@ -68,5 +68,4 @@ def check_recorded_once(device_type, opinfo, dtype):
 
 def register():
     """Register the check with the conformance kit (idempotent)."""
-    from tensorplug.testing import register_transform_check
     register_transform_check("profiler", "recorded_once", check_recorded_once, per_dtype=False)

@@ -19,6 +19,7 @@ import traceback
 from time import perf_counter_ns
 
 from tensorplug import Tensor
+from tensorplug.plugin_api import add_node_scope, remove_node_scope
 
 KEY_NAME = "Profiler"
 PRIORITY = 60
@@ -256,28 +257,17 @@ _active = [0]
 _active_lock = threading.Lock()
 
 
-def _node_scopes():
-    try:
-        from tensorplug.autograd import graph
-    except ImportError:
-        return None
-    return getattr(graph, "NODE_SCOPES", None)
-
-
 def acquire_node_scopes():
     """Called when a profile starts: make the autograd engine open node scopes."""
     with _active_lock:
         _active[0] += 1
-        scopes = _node_scopes()
-        if _active[0] == 1 and scopes is not None and node_scope not in scopes:
-            scopes.append(node_scope)
+        if _active[0] == 1:
+            add_node_scope(node_scope)
 
 
 def release_node_scopes():
     """Called when a profile ends: the last one removes the engine hook."""
     with _active_lock:
         _active[0] -= 1
-        scopes = _node_scopes()
-        if _active[0] == 0 and scopes is not None:
-            while node_scope in scopes:
-                scopes.remove(node_scope)
+        if _active[0] == 0:
+            remove_node_scope(node_scope)

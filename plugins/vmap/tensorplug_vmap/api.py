@@ -10,6 +10,7 @@ from tensorplug import Tensor
 from tensorplug.plugin_api import set_draw_target_hook, OpOverload, lookup_op, Library
 
 from .batched import STATE, BatchedTensor, VmapLevel, is_batched, wrap
+from .kernel import make_kernel
 from .rules import RANDOM_ERROR
 
 _RANDOMNESS = ("error", "different", "same")
@@ -253,8 +254,6 @@ def register_batching_rule(op, rule=None):
     ``rule(ctx, op, vals, bdims, args) -> (result, out_bdims)``. Used as a decorator
     when ``rule`` is omitted. Returns the rule.
     """
-    from .kernel import make_kernel
-
     def register(fn):
         o = op if isinstance(op, OpOverload) else lookup_op(op if "::" in op else f"tensorplug::{op}")
         Library(o.namespace, "IMPL").impl(o, make_kernel(o, fn), "Batched", allow_override=True)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
+
 from tensorplug.plugin_api import Tensor, autograd_bit, is_contiguous as _is_contiguous, wrap_dim as _wrap_dim
 
 KEY_NAME = "Batched"
@@ -95,7 +97,6 @@ class BatchedTensor(Tensor):
 
     def _check_values(self):
         """Every example's values for the core's argument checks: batch dimensions first, then one example."""
-        import numpy as np
         v = self._value._check_values()
         return np.moveaxis(v, v.ndim - self._value.dim() + self._bdim, 0)
 

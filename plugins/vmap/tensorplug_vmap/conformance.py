@@ -18,6 +18,8 @@ import zlib
 import numpy as np
 
 import tensorplug as tp
+from tensorplug.testing import (Skip, call, op_samples as samples, move_sample, assert_close, tolerance, leaves,
+                                register_transform_check)
 from tensorplug import Tensor
 
 BATCH = 3
@@ -74,7 +76,6 @@ def _combos(n, rng):
 
 def check_vmap_vs_loop(device_type, opinfo, dtype):
     """vmap(op) over random in_dims equals stacking op applied per example."""
-    from tensorplug.testing import Skip, call, op_samples as samples, move_sample, assert_close, tolerance, leaves
     # float64 where supported: batched and per-example kernels may sum in different orders
     dtype = dtype or next((d for d in (tp.float64, tp.float32) if d in opinfo.dtypes), opinfo.dtypes[0])
     found = False
@@ -137,5 +138,4 @@ def check_vmap_vs_loop(device_type, opinfo, dtype):
 
 def register():
     """Register the check with the conformance kit (idempotent)."""
-    from tensorplug.testing import register_transform_check
     register_transform_check("vmap", "vmap_vs_loop", check_vmap_vs_loop, per_dtype=False)

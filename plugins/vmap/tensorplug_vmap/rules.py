@@ -23,7 +23,7 @@ from __future__ import annotations
 import tensorplug
 from tensorplug.plugin_api import lookup_op, result_type, broadcast_shapes
 
-from .batched import BatchedTensor
+from .batched import BatchedTensor, wrap
 
 
 def _entry(name):
@@ -472,7 +472,6 @@ def out_of_place_update(ctx, op, vals, bdims, args):
     unbatched ``self``: ``self`` is batched first, so the in-place step has somewhere to write them."""
     decompose = op.table[("CompositeImplicitAutograd", None)].kernel
     if bdims[0] is None:
-        from .batched import wrap
         args = list(args)
         args[0] = wrap(expand_front(vals[0], None, ctx.size), 0, ctx.level)
     return decompose(*args), LOGICAL
