@@ -26,6 +26,7 @@ from .hookspecs import hookimpl
 from .dispatch import library as library
 _sys.modules[__name__ + ".library"] = library  # so `from tensorplug.library import Library` works
 from .dispatch.dispatcher import FALLTHROUGH as fallthrough_kernel  # noqa: F401
+from .dispatch.tags import Tag
 from . import ops
 from .ops import memory as _memory, views as _views, elementwise as _elementwise  # noqa: F401
 from .ops import reductions as _reductions, linalg as _linalg, indexing as _indexing  # noqa: F401

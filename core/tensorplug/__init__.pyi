@@ -54,6 +54,13 @@ class Generator:
     def seed(self) -> Any: ...
     def set_state(self, new_state) -> Any: ...
 
+class Tag:
+    data_dependent_output: Any
+    dynamic_output_shape: Any
+    inplace_view: Any
+    nondeterministic_seeded: Any
+    pointwise: Any
+
 class Tensor:
     @property
     def H(self) -> Tensor: ...

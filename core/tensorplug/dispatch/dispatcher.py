@@ -41,6 +41,7 @@ from . import argcheck
 from . import keys as _keys
 from .keys import REGISTRY, below
 from .schema import parse_schema, SchemaError
+from .tags import as_tags
 
 FALLTHROUGH = object()
 """Register this as a fallback (or kernel) to make a key fall through."""
@@ -273,7 +274,7 @@ class OpOverload:
     kernel for an explicit key set.
     """
 
-    def __init__(self, namespace, schema, owner, library, check=None):
+    def __init__(self, namespace, schema, owner, library, check=None, tags=()):
         self.namespace = namespace
         self.schema = schema
         self.name = schema.name
@@ -285,6 +286,7 @@ class OpOverload:
         self._stacks: dict = {}  # same slots -> live registrations, overridden ones underneath
         self.cache: dict = {}    # key set -> kernel callable
         self.check = check
+        self.tags = tags  # tensorplug.Tag members, a tuple
         self.entry = _make_entry(self)
         if not any(a.kwarg_only for a in schema.arguments):
             self.positional = self.entry  # the same signature: no second function to build
@@ -518,7 +520,7 @@ def lookup_op(qualname):
     return op
 
 
-def define_op(namespace, schema_text, owner, library, check=None):
+def define_op(namespace, schema_text, owner, library, check=None, tags=()):
     """Create and register the OpOverload for ``schema_text`` in ``namespace`` (use Library.define)."""
     schema = parse_schema(schema_text)
     if schema.namespace and schema.namespace != namespace:
@@ -527,7 +529,7 @@ def define_op(namespace, schema_text, owner, library, check=None):
     qualname = f"{namespace}::{schema.full_name}"
     if qualname in OPS:
         raise RuntimeError(f"operator {qualname} is already defined (by {OPS[qualname].owner!r})")
-    op = OpOverload(namespace, schema, owner, library, check)
+    op = OpOverload(namespace, schema, owner, library, check, as_tags(tags))
     OPS[qualname] = op
     pkt = PACKETS.get(f"{namespace}::{schema.name}")
     if pkt is None:

@@ -86,15 +86,19 @@ class Library:
     def __repr__(self):
         return f"Library(ns={self.ns!r}, kind={self.kind!r}, owner={self.owner!r})"
 
-    def define(self, schema, alias_analysis="", *, check=None):
+    def define(self, schema, alias_analysis="", *, check=None, tags=()):
         """Define an operator from a schema string; returns its :class:`OpOverload`.
 
         ``check(*args)``, if given, runs once per call before dispatch (argument
         checks shared by every backend, so all raise the same errors).
+        ``tags``: :class:`tensorplug.Tag` members the op carries as ``op.tags``
+        (``Tag.pointwise`` gives it vmap's elementwise rule, for instance).
+        ``alias_analysis`` is accepted for PyTorch compatibility and ignored:
+        aliasing is read from the schema's annotations.
         """
         if self.kind == "IMPL":
             raise RuntimeError("define() is not allowed on an IMPL library; use DEF or FRAGMENT")
-        op = _d.define_op(self.ns, schema, self.owner, self, check)
+        op = _d.define_op(self.ns, schema, self.owner, self, check, tags)
         self._ops.append(op)
         return op
 
@@ -167,14 +171,14 @@ def destroy_owned_by(owner):
         lib._destroy()
 
 
-def define(qualname_schema, *, lib=None):
-    """Function form: ``define("myns::op(Tensor x) -> Tensor")``."""
+def define(qualname_schema, *, lib=None, tags=()):
+    """Function form: ``define("myns::op(Tensor x) -> Tensor")``; ``tags`` as in :meth:`Library.define`."""
     ns = parse_schema(qualname_schema).namespace
     if not ns:
         raise ValueError(f"define() needs a qualified schema 'namespace::name(...) -> ...', "
                          f"got {qualname_schema!r}")
     lib = lib or Library(ns, "FRAGMENT")
-    return lib.define(qualname_schema)
+    return lib.define(qualname_schema, tags=tags)
 
 
 def impl(qualname, dispatch_key, fn=None, *, lib=None, **kw):

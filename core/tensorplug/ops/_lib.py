@@ -23,8 +23,8 @@ with owner_scope("core"):
 ENTRIES: dict = {}  # schema full name -> entry function
 
 
-def defop(schema, *, check=None, composite=None, explicit=None):
-    op = LIB.define(schema, check=check)
+def defop(schema, *, check=None, composite=None, explicit=None, tags=()):
+    op = LIB.define(schema, check=check, tags=tags)
     if composite is not None:
         LIB.impl(op, composite, "CompositeImplicitAutograd")
     if explicit is not None:

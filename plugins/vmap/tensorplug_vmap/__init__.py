@@ -10,13 +10,13 @@ build on it.
 from __future__ import annotations
 
 import tensorplug
-from tensorplug.plugin_api import FunctionalityKey, lookup_op
+from tensorplug.plugin_api import FunctionalityKey, lookup_op, operators
 
 from . import batched
 from .api import vmap, register_batching_rule
 from .batched import BatchedTensor, is_batched
 from .kernel import fallback, make_kernel
-from .rules import RULES
+from .rules import RULES, rule_for
 
 __version__ = "0.2.0"
 TENSORPLUG_API = (1, 0)  # the plugin API this plugin is written for (tensorplug.plugin_api)
@@ -31,11 +31,17 @@ def tensorplug_functionality_keys():
 
 @tensorplug.hookimpl
 def tensorplug_register_kernels(library):
-    lib = library("tensorplug", "IMPL")
-    for name, rule in RULES.items():
-        op = lookup_op(f"tensorplug::{name}")
-        lib.impl(op, make_kernel(op, rule), batched.KEY_NAME)
-    lib.fallback(fallback, batched.KEY_NAME)
+    libs = {"tensorplug": library("tensorplug", "IMPL")}
+    for name in RULES:
+        lookup_op(f"tensorplug::{name}")  # every named rule is for an op that exists
+    # every op with a rule, named in RULES or given by its tags (ops defined later get theirs
+    # through the fallback)
+    for op in operators().values():
+        rule = rule_for(op)
+        if rule is not None:
+            lib = libs.get(op.namespace) or libs.setdefault(op.namespace, library(op.namespace, "IMPL"))
+            lib.impl(op, make_kernel(op, rule), batched.KEY_NAME)
+    libs["tensorplug"].fallback(fallback, batched.KEY_NAME)
 
 
 @tensorplug.hookimpl

@@ -14,7 +14,7 @@ import tensorplug
 from tensorplug.plugin_api import warn_user
 
 from .batched import BatchedTensor, STATE, VmapLevel, wrap
-from .rules import LOGICAL, inplace_error
+from .rules import LOGICAL, inplace_error, rule_for
 
 _WARNED: set = set()
 
@@ -160,8 +160,18 @@ def _warn_slow(op):
         warn_user(FALLBACK_WARNING.format(op=op.qualname))
 
 
+_TAGGED: dict = {}  # op -> the kernel its tags give (ops defined after vmap registered its kernels)
+
+
 def fallback(op, ks, *args):
-    """The Batched key's boxed fallback: warn once per op, then loop over the examples."""
+    """The Batched key's boxed fallback: the rule an op's tags give (``Tag.pointwise``), else warn
+    once per op and loop over the examples."""
+    kernel = _TAGGED.get(op)
+    if kernel is None and op not in _TAGGED:
+        rule = rule_for(op)
+        kernel = _TAGGED[op] = make_kernel(op, rule) if rule is not None else None
+    if kernel is not None:
+        return kernel(*args)
     _warn_slow(op)
     single, lists, inplace = _tensor_args(op)
     level, vals, bdims = _unwrap(args, single, lists)

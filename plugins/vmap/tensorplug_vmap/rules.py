@@ -21,6 +21,7 @@ op names to them.
 from __future__ import annotations
 
 import tensorplug
+from tensorplug import Tag
 from tensorplug.plugin_api import lookup_op, result_type, broadcast_shapes
 
 from .batched import BatchedTensor, wrap
@@ -594,8 +595,31 @@ RULES.update({
     "multinomial": multinomial_rule,
 })
 
+
+
+def pointwise_rule(op):
+    """The rule of an op tagged ``Tag.pointwise`` that has no entry in :data:`RULES`: ``unary`` for one
+    Tensor argument, else ``broadcasting`` over its Tensor arguments (promoting them together, or
+    in place into ``self``). The tag, not a list of names, decides: a new elementwise op, the core's
+    or a plugin's, gets its batching rule from its definition."""
+    positions = tuple(i for i, a in enumerate(op.schema.arguments) if a.type == "Tensor" and not a.is_list)
+    if len(positions) == 1:
+        return unary
+    if op.schema.arguments[0].is_write:
+        return broadcasting(positions, inplace=True)
+    return broadcasting(positions, promote=positions)
+
+
+def rule_for(op):
+    """The batching rule of ``op``: its entry in :data:`RULES`, else the one its tags give, else None."""
+    rule = RULES.get(op.schema.full_name) if op.namespace == "tensorplug" else None
+    if rule is None and Tag.pointwise in op.tags:
+        rule = pointwise_rule(op)
+    return rule
+
+
 NO_RULE: dict = {}
 """Contract primitives left to the slow fallback on purpose, with the reason."""
 
-__all__ = ["RULES", "NO_RULE", "front", "pad", "expand_front", "wrap_dim", "broadcasting", "unary", "reduction",
+__all__ = ["RULES", "NO_RULE", "pointwise_rule", "rule_for", "front", "pad", "expand_front", "wrap_dim", "broadcasting", "unary", "reduction",
            "dim_shift", "inplace_error", "BatchedTensor"]

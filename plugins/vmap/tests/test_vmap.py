@@ -220,6 +220,35 @@ def test_fallback_loops_and_warns_once():
     lib._destroy()
 
 
+def test_an_op_tagged_pointwise_gets_the_elementwise_rule_from_its_tag():
+    lib = tp.library.Library("vmaptags", "DEF")
+    lib.define("scale(Tensor self, float k) -> Tensor", tags=(tp.Tag.pointwise,))
+    lib.define("plus(Tensor self, Tensor other) -> Tensor", tags=(tp.Tag.pointwise,))
+    lib.define("plus_(Tensor(a!) self, Tensor other) -> Tensor(a!)", tags=(tp.Tag.pointwise,))
+    calls = []
+
+    def plus(a, b):
+        calls.append(tuple(a.shape))
+        return a + b
+    lib.impl("scale", lambda t, k: t * k, "CompositeExplicitAutograd")
+    lib.impl("plus", plus, "CompositeExplicitAutograd")
+    lib.impl("plus_", lambda a, b: a.add_(b), "CompositeExplicitAutograd")
+    ops = tp.ops.vmaptags
+    x, y = rnd(4, 3), rnd(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no slow-path warning: each op has a rule
+        close(tp.vmap(lambda t: ops.scale(t, 3.0))(x), x * 3)
+        close(tp.vmap(ops.plus, in_dims=(0, None))(x, y), x + y)
+        # one call on the whole batch (broadcast), not one per example
+        assert calls == [(4, 3)]
+        z = x.clone()
+        tp.vmap(ops.plus_)(z, x)
+        close(z, x * 2)
+        with pytest.raises(RuntimeError, match="vmap"):  # in place into an unbatched self, as in PyTorch
+            tp.vmap(ops.plus_, in_dims=(None, 0))(y.clone(), x)
+    lib._destroy()
+
+
 def test_registered_rule_is_used():
     lib = tp.library.Library("vmaptest2", "DEF")
     lib.define("plus1(Tensor self) -> Tensor")
