@@ -40,6 +40,7 @@ from .ops._lib import PUBLIC as _PUBLIC
 from ._printing import set_printoptions
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
+from .autograd.grad_mode import is_inference_mode_enabled
 from . import func
 from .serialization import save, load
 from . import plugins

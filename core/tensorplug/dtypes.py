@@ -192,3 +192,21 @@ def set_default_dtype(d):
     if not isinstance(d, dtype) or not d.is_floating_point:
         raise TypeError(f"only floating-point types are supported as the default type, got {d!r}")
     _default[0] = d
+
+
+_SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+                      "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                      "bool": "Bool"}
+_C_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+                 "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+                 "uint8": "unsigned char", "bool": "bool"}
+
+
+def scalar_type_name(d):
+    """PyTorch's ScalarType name of ``d`` (``Float``, ``Long``...), which its error messages use."""
+    return _SCALAR_TYPE_NAMES.get(d.name, d.name)
+
+
+def c_type_name(d):
+    """The C++ type name PyTorch's messages give for an element of ``d`` (``float``, ``long int``...)."""
+    return _C_TYPE_NAMES.get(d.name, d.name)

@@ -24,15 +24,30 @@ from .device import device as _device
 
 
 class Storage:
-    """The memory a tensor and its views share, with their version counter."""
+    """The memory a tensor and its views share, with their version counter.
 
-    __slots__ = ("_root", "_native", "device", "version", "__weakref__")
+    ``mem`` is None, or a token shared with the storages that address the same
+    memory under another version counter (what ``.data`` gives), so the
+    overlap checks of in-place ops still see them as one memory.
+    """
+
+    __slots__ = ("_root", "_native", "device", "version", "mem", "__weakref__")
 
     def __init__(self, root, device):
         self._root = root
         self._native = None
         self.device = device
         self.version = 0
+        self.mem = None
+
+    def with_new_version_counter(self):
+        """A storage for the same memory whose version counter starts at 0 (``.data``'s)."""
+        token = self.mem
+        if token is None:
+            token = self.mem = object()
+        st = _new(Storage)
+        st._root, st._native, st.device, st.version, st.mem = self._root, self._native, self.device, 0, token
+        return st
 
     @property
     def root(self):
@@ -169,6 +184,7 @@ class Tensor:
             st._native = self._data
             st.device = self._device
             st.version = 0
+            st.mem = None
             self._storage = st
         return st
 
@@ -199,7 +215,20 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got {type(value).__name__}")
             if value._shape != self._shape:
-                raise RuntimeError(f"assigned grad has data of a different size: {value._shape} vs {self._shape}")
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value._shape)}' to a tensor of "
+                                   f"size '{list(self._shape)}'. Please ensure that the gradient and the tensor are "
+                                   f"the same size")
+            if value._dtype is not self._dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_dt.c_type_name(value._dtype)}' to a tensor with "
+                    f"grad_dtype '{_dt.scalar_type_name(self._dtype)}'. The gradient must match the tensor's "
+                    "grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute "
+                    "with a specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the "
+                    "dtypes of a tensor and its gradient may break downstream systems that assume they match.")
+            if value._device.type != self._device.type:
+                raise RuntimeError(f"attempting to assign a gradient with device type '{value._device.type}' to a "
+                                   f"tensor with device type '{self._device.type}'. Please ensure that the "
+                                   f"gradient and the tensor are on the same device")
         self._grad = value
 
     @property

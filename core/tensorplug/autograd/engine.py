@@ -14,7 +14,7 @@ from heapq import heapify, heappop, heappush
 
 from ..tensor import Tensor
 from . import _ops
-from .graph import AccumulateGrad, gradient_edge, has_nan, forward_stack, _anomaly, NODE_SCOPES
+from .graph import AccumulateGrad, gradient_edge, has_nan, forward_stack, _anomaly, NODE_SCOPES, check_hook_result
 from .grad_mode import set_grad_enabled
 
 # CPython counts references; elsewhere never steal (always copy), which is only slower
@@ -88,7 +88,7 @@ def _accumulate(var, g, create_graph, stealable=False):
         for h in list(hooks.values()):
             r = h(g)
             if r is not None:
-                g = r
+                g = check_hook_result(h, g, r)
                 stealable = False
     cur = var._grad
     if cur is None:

@@ -9,6 +9,8 @@ dispatcher's include/exclude sets are.
 from __future__ import annotations
 
 import functools
+import inspect
+import sys
 
 from ..dispatch.dispatcher import tls_state, set_tls_state
 from ..dispatch.keys import Autograd
@@ -29,6 +31,40 @@ def _set_enabled(mode):
     set_tls_state(inc, (exc & ~_BIT) if mode else (exc | _BIT))
 
 
+def _decorate(fn, make_ctx):
+    """``fn`` run inside ``make_ctx()``; a generator function gets the context around each of its steps
+    (the caller, between steps, keeps its own mode), as PyTorch's decorators do."""
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def generator_wrapper(*args, **kwargs):
+            gen = fn(*args, **kwargs)
+            try:
+                with make_ctx():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with make_ctx():
+                            gen.close()
+                        raise
+                    except BaseException:
+                        with make_ctx():
+                            response = gen.throw(*sys.exc_info())
+                    else:
+                        with make_ctx():
+                            response = gen.send(request)
+            except StopIteration as stop:
+                return stop.value
+        return generator_wrapper
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with make_ctx():
+            return fn(*args, **kwargs)
+    return wrapper
+
+
 class _GradModeGuard:
     """Base of the grad-mode context managers; each also works as a decorator."""
 
@@ -44,11 +80,7 @@ class _GradModeGuard:
         return False
 
     def __call__(self, fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with self.clone():
-                return fn(*args, **kwargs)
-        return wrapper
+        return _decorate(fn, self.clone)
 
     def clone(self):
         return self.__class__()
@@ -116,11 +148,8 @@ class inference_mode(_GradModeGuard):
         return False
 
     def __call__(self, fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with inference_mode(self._on):
-                return fn(*args, **kwargs)
-        return wrapper
+        on = self._on
+        return _decorate(fn, lambda: inference_mode(on))
 
 
 def is_inference_mode_enabled():

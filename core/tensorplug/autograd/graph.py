@@ -165,7 +165,23 @@ class SavedTensor:
 
 
 def _type_name(t):
-    return f"tensorplug.{_pt_name(t._dtype)}Tensor"
+    """PyTorch's legacy type name: ``tensorplug.FloatTensor`` (``tensorplug.cuda.FloatTensor`` off the CPU)."""
+    dev = "" if t._device.type == "cpu" else t._device.type + "."
+    return f"tensorplug.{dev}{_pt_name(t._dtype)}Tensor"
+
+
+def check_hook_result(hook, old, new):
+    """``new``, what a gradient hook returned in place of gradient ``old``, if it may replace it; PyTorch's
+    errors when it is not a tensor or changes the gradient's size, dtype or device."""
+    if not hasattr(new, "_ks"):
+        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    name = getattr(hook, "__name__", None) or repr(hook)
+    if new._shape != old._shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    if new._dtype is not old._dtype or new._device != old._device:
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {_type_name(old)} "
+                           f"got {_type_name(new)})")
+    return new
 
 
 def gradient_edge(t):

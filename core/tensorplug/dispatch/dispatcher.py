@@ -688,7 +688,9 @@ def _make_bumper(op):
             if j == i:
                 continue
             m = names[j]
-            cond = f"{m} is not None and {m}._storage is _s" if b.optional else f"{m}._storage is _s"
+            # the same storage, or another one over the same memory (``x`` and ``x.data``)
+            same = f"({m}._storage is _s or _s.mem is not None and {m}._storage is not None and {m}._storage.mem is _s.mem)"
+            cond = f"{m} is not None and {same}" if b.optional else same
             body.append(f"        if {cond}: _overlap({n}, {m})")
     body.append(f"    out = _kernel({', '.join(names)})")
     for i, a in writes:

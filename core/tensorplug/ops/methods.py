@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .. import dtypes as _dt
 from ..device import device as _device
+from ..autograd.graph import check_hook_result
 from ..dispatch.keys import Autograd
 from ..tensor import Tensor, make_view
 from . import memory as M
@@ -240,7 +241,7 @@ def register_hook(self, hook):
         if r is None:
             return None
         out = list(grads)
-        out[nr] = r
+        out[nr] = check_hook_result(hook, grads[nr], r)
         return tuple(out)
     return self._grad_fn.register_prehook(pre)
 
@@ -281,7 +282,16 @@ attach("register_hook", register_hook)
 attach("register_post_accumulate_grad_hook", register_post_accumulate_grad_hook)
 attach("detach_", detach_)
 Tensor.retains_grad = property(lambda self: self._retains_grad)
-Tensor.data = property(lambda self: detach(self), lambda self, v: _set_data(self, v))
+def _get_data(self):
+    """``t.data``: the same memory without history and with a version counter of its own, as in PyTorch
+    (writes through it are invisible to autograd's checks: that is what ``.data`` is for)."""
+    out = detach(self)
+    if out.__class__ is Tensor or getattr(out.__class__, "_detach", None) is None:
+        out._storage = self._get_storage().with_new_version_counter()
+    return out
+
+
+Tensor.data = property(_get_data, lambda self, v: _set_data(self, v))
 
 
 def _set_data(self, value):

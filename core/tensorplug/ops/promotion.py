@@ -102,10 +102,4 @@ def check_can_cast(result, out_dtype):
                            f"{_pt_name(out_dtype)}")
 
 
-_PT_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-             "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-             "bool": "Bool"}
-
-
-def _pt_name(d):
-    return _PT_NAMES.get(d.name, d.name)
+_pt_name = _dt.scalar_type_name
