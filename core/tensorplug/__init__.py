@@ -23,7 +23,8 @@ from .dispatch import library as library
 _sys.modules[__name__ + ".library"] = library  # so `from tensorplug.library import Library` works
 from .dispatch.dispatcher import FALLTHROUGH as fallthrough_kernel  # noqa: F401
 from . import ops
-from .ops import memory as _memory, views as _views, elementwise as _elementwise  # noqa: F401
+from .ops import memory as _memory, views as _views  # noqa: F401
+from .ops import comparison as _comparison, arithmetic as _arithmetic, math_ops as _math_ops  # noqa: F401
 from .ops import reductions as _reductions, linalg as _linalg, indexing as _indexing  # noqa: F401
 from .ops import random as _random, composite as _composite  # noqa: F401
 from .ops import methods as _methods  # noqa: F401

@@ -46,7 +46,7 @@ from .tensor import Tensor, make_tensor as _make_tensor, make_view as wrap_view,
 from .dtypes import all_dtypes, BOOL, INTEGRAL, FLOATING
 from ._warn import warn_user
 from .ops.promotion import binary_dtype, result_type, broadcast_shapes
-from .ops.elementwise import float_dtype
+from .ops.pointwise import float_dtype
 from .ops.reductions import sum_dtype, any_dtype
 from .ops.linalg import matmul_shape
 from .ops.indexing import index_bounds_error, index_select_range_error, check_index_put_shapes, cat_plan

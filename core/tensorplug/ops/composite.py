@@ -28,12 +28,13 @@ from ..autograd.formulas import derivative
 from ..dispatch.keys import REGISTRY
 from ..tensor import Tensor, _wrap_dim
 from ._lib import defop, public, attach
-from .elementwise import (scalar_tensor, not_implemented, check_binary, maximum, clamp, clamp_max, clamp_tensor_,
-                          add_, where_fn as _where)
+from .arithmetic import maximum, add_
+from .comparison import clamp, clamp_max, clamp_tensor_, where_fn as _where
 from .factories import arange, zeros, ones
 from .indexing import cat, index_select
 from .linalg import matmul
 from .memory import _to_copy, clone
+from .pointwise import scalar_tensor, not_implemented, check_binary
 from .promotion import result_type, promote_types, _pt_name
 from .reductions import reduce_dims, sum as _sum, amax, amin
 from .views import narrow, select, squeeze, unsqueeze, reshape, view, t as _t

@@ -241,7 +241,7 @@ def _value_tensor(self, value):
         if value._dtype is not self._dtype:
             value = value.to(self._dtype)
         return value
-    from .elementwise import scalar_tensor
+    from .pointwise import scalar_tensor
     return scalar_tensor(value, self._dtype, self._device)
 
 

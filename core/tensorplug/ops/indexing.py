@@ -126,7 +126,7 @@ def check_scalar_fits(value, dtype):
 
 def scalar_as_tensor(value, dtype, device):
     """A zero-dim tensor holding ``value`` converted to ``dtype`` as PyTorch converts Scalars."""
-    from .elementwise import scalar_tensor
+    from .pointwise import scalar_tensor
     if dtype is _dt.bool:
         value = bool(value)
     return scalar_tensor(value, dtype, device)
@@ -627,7 +627,7 @@ def _(grad, indices, values, accumulate, needs_input_grad):
 
 @derivative("masked_fill_.Tensor")
 def _(grad, mask, value, needs_input_grad):
-    from .elementwise import where_scalar_other
+    from .comparison import where_scalar_other
     return (masked_fill_scalar(grad, mask, 0) if needs_input_grad[0] else None, None,
             where_scalar_other(mask, grad, 0).sum() if needs_input_grad[2] else None)
 

@@ -1,8 +1,10 @@
 """Tensor methods and Python operators for the core's ops.
 
 Methods whose first schema argument is ``self`` are the op's entry function
-itself (no wrapper, so ``x.t()`` costs one call). Elementwise methods and
-their Python operators (``+``, ``<``, ``~``...) are attached by :mod:`.elementwise`.
+itself (no wrapper, so ``x.t()`` costs one call). Each op module attaches the
+methods of its own ops; the pointwise ones also attach their Python operators
+(``+`` in :mod:`.arithmetic`, ``<`` and ``~`` in :mod:`.comparison`, ``**`` in
+:mod:`.math_ops`).
 """
 
 from __future__ import annotations
