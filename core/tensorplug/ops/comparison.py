@@ -1,4 +1,4 @@
-"""Comparisons, logical and bitwise ops, ``where`` and ``clamp``.
+"""Comparisons, logical and bitwise ops, ``where``, ``clamp``, and the closeness and finiteness tests.
 
 Backend primitives (kernels take the schema's arguments positionally): the
 comparisons ``eq ne lt le gt ge`` (``.Tensor``, out of place); ``logical_and
@@ -9,7 +9,7 @@ for bitwise), out of place and in place; the unary ``logical_not`` and
 
 Everything else is CompositeImplicitAutograd: the ``.Scalar`` overloads,
 ``where`` with scalars, ``clamp`` with scalar bounds, ``clamp_min``/``clamp_max``
-and their in-place forms.
+and their in-place forms, ``isclose``, ``isnan``, ``isinf`` and ``isfinite``.
 
 Comparisons and the logical and bitwise ops give bool or integer results, which
 never carry history; ``where`` and ``clamp`` have backward formulas.
@@ -17,18 +17,23 @@ never carry history; ``where`` and ``clamp`` have backward formulas.
 
 from __future__ import annotations
 
+import math
+
 from .. import dtypes as _dt
 from ..autograd.formulas import derivative
 from ..autograd.helpers import sum_to
 from ..tensor import Tensor
+from ._common import document as _document
 from ._lib import defop, public, attach
-from .memory import same_device
+from .factories import zeros, ones
+from .memory import same_device, _to_copy
 from .pointwise import (scalar_tensor, wrap_for, not_implemented, check_binary, check_inplace_shape,
                         check_inplace_binary, integral_only, unsupported, defbinary, defunary, is_tensor, export,
                         export_binary, export_unary, documented, attach_operators, with_inplace, zero)
 from .promotion import broadcast_shapes, result_type, check_can_cast, _pt_name
 
 _FLOATING = _dt.FLOATING
+_INF = math.inf
 
 
 # -- comparisons ----------------------------------------------------------------------------
@@ -285,3 +290,64 @@ def _(grad, self, min, max, needs_input_grad):
             above = logical_or(above, lt(max, min))
         gmax = sum_to(where(above, grad, z), max._shape)
     return gs, gmin, gmax
+
+
+# -- isclose, allclose, isnan, isinf, isfinite -------------------------------------------------------
+def _check_isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if self._dtype is not other._dtype:
+        raise RuntimeError(f"{_pt_name(self._dtype)} did not match {_pt_name(other._dtype)}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol:g}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol:g}")
+    check_binary(self, other)
+
+
+def _isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    close = self == other
+    floating = self._dtype.is_floating_point
+    if equal_nan and floating:
+        close = close | ((self != self) & (other != other))
+    if rtol == 0 and atol == 0:
+        return close
+    # PyTorch's formula: integers compare in the default float dtype (uint8 differences would wrap)
+    a = self if self._dtype is not _dt.bool else _to_copy(self, dtype=_dt.get_default_dtype())
+    b = other if floating else _to_copy(other, dtype=_dt.get_default_dtype())
+    allowed = (b * rtol).abs() + atol
+    actual = (a - b).abs()
+    return close | (isfinite(actual) & (actual <= allowed))
+
+
+isclose = _document(defop("isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, "
+                          "bool equal_nan=False) -> Tensor", check=_check_isclose, composite=_isclose),
+                    "|self - other| <= atol + rtol * |other| elementwise (equal infinities are close; NaNs "
+                    "only with ``equal_nan``); both of one dtype.")
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True when every element of ``input`` is close to ``other`` (see :func:`isclose`)."""
+    return bool(isclose(input, other, rtol, atol, equal_nan).all().item())
+
+
+def _isinf(self):
+    if not self._dtype.is_floating_point:
+        return zeros(self._shape, dtype=_dt.bool, device=self._device)
+    return self.abs() == _INF
+
+
+def _isfinite(self):
+    if not self._dtype.is_floating_point:
+        return ones(self._shape, dtype=_dt.bool, device=self._device)
+    return (self - self) == 0  # inf - inf and NaN - NaN are NaN
+
+
+isnan = _document(defop("isnan(Tensor self) -> Tensor", composite=lambda self: self != self),
+                  "True where the element is NaN.")
+isinf = _document(defop("isinf(Tensor self) -> Tensor", composite=_isinf), "True where the element is +-inf.")
+isfinite = _document(defop("isfinite(Tensor self) -> Tensor", composite=_isfinite),
+                     "True where the element is neither NaN nor +-inf.")
+
+for _name, _fn in {"isclose": isclose, "allclose": allclose, "isnan": isnan, "isinf": isinf,
+                   "isfinite": isfinite}.items():
+    attach(_name, _fn)
+    public(_name, _fn)

@@ -1,5 +1,6 @@
 """Pointwise math: exponentials and logarithms, powers and roots, trigonometric and hyperbolic
-functions, sigmoid, erf, reciprocal, abs, sign and rounding, with ``pow`` and ``atan2``.
+functions, sigmoid, erf, reciprocal, abs, sign and rounding, with ``pow``, ``atan2`` and
+``logaddexp``.
 
 Backend primitives (kernels take the schema's arguments positionally), out of
 place and in place (``exp`` and ``exp_``): the floating ops of
@@ -9,7 +10,7 @@ dtype, ``abs sign floor ceil round round.decimals trunc frac``, and the binary
 
 Everything else is CompositeImplicitAutograd: the scalar overloads of ``pow``
 (exponents 0.5 and -0.5 are ``sqrt`` and ``rsqrt``, as in PyTorch), ``square``
-(``pow``), and ``tanh_backward``/``sigmoid_backward``, ops of their
+(``pow``), ``logaddexp``, and ``tanh_backward``/``sigmoid_backward``, ops of their
 own that a backend may fuse. Every primitive has a backward formula, next to it.
 """
 
@@ -21,18 +22,20 @@ from .. import dtypes as _dt
 from ..autograd.formulas import derivative
 from ..autograd.helpers import sum_to
 from ..tensor import Tensor
-from ._lib import defop, attach
-from .arithmetic import neg, add, add_scalar, sub_scalar, mul, mul_scalar, div, rsub_scalar
-from .comparison import where, eq_scalar, ge_scalar, logical_and
-from .pointwise import (scalar_tensor, scalar_result_dtype, check_binary, check_inplace_binary,
+from ._common import document as _document, opmath as _opmath, as_dtype as _as
+from ._lib import defop, public, attach
+from .arithmetic import neg, add, add_scalar, sub_scalar, mul, mul_scalar, div, rsub_scalar, maximum
+from .comparison import where, where_fn as _where, eq_scalar, ge_scalar, logical_and
+from .pointwise import (scalar_tensor, scalar_result_dtype, not_implemented, check_binary, check_inplace_binary,
                         check_inplace_float_binary, no_bool, defunary, check_float_inplace, unsupported, export,
                         export_unary, documented, tensor_or_scalar, attach_operators, reflected, with_inplace,
                         zero, zero_grad)
-from .promotion import check_can_cast
+from .promotion import check_can_cast, result_type
 
 _FLOATING = _dt.FLOATING
 _BOOL = _dt.BOOL
 _INTEGRAL = _dt.INTEGRAL
+_INF = _math.inf
 _LN2 = _math.log(2.0)
 _LN10 = _math.log(10.0)
 _LOG_TWO_OVER_SQRT_PI = _math.log(2.0 / _math.sqrt(_math.pi))
@@ -354,6 +357,27 @@ def _(grad, self, other, needs_input_grad):
             neg(sum_to(mul(g, self), other._shape)) if needs_input_grad[1] else None)
 
 
+# -- logaddexp --------------------------------------------------------------------------------------
+def _check_logaddexp(self, other):
+    check_binary(self, other)
+    d = result_type(self, other)
+    if not d.is_floating_point:
+        raise not_implemented("logaddexp_cpu", d)
+
+
+def _logaddexp(self, other):
+    d = result_type(self, other)
+    a, b = _opmath(_as(self, d)), _opmath(_as(other, d))
+    out = maximum(a, b) + (-(a - b).abs()).exp().log1p()
+    # inf - inf would be NaN: equal infinities are their own result
+    return _as(_where((a == b) & (a.abs() == _INF), a, out), d)
+
+
+logaddexp = _document(defop("logaddexp(Tensor self, Tensor other) -> Tensor", check=_check_logaddexp,
+                            composite=_logaddexp),
+                      "log(exp(x) + exp(y)) without overflow; floating point results only.")
+
+
 # -- public functions, methods and operators ------------------------------------------------------
 export_unary({
     # op: (public names, doc)
@@ -393,6 +417,8 @@ attach("pow_", tensor_or_scalar("pow_", pow_, pow_scalar_, "In-place pow."))
 export("atan2 arctan2", documented(atan2, "Angle of the point (other, input) in radians (float result)."))
 attach("atan2_", documented(atan2_, "In-place atan2."))
 attach("arctan2_", atan2_)
+attach("logaddexp", logaddexp)
+public("logaddexp", logaddexp)
 
 attach_operators({"pow": (pow, pow_tensor_scalar, pow_, pow_scalar_, reflected(pow))})
 attach("__abs__", abs)

@@ -2,7 +2,7 @@
 the public-function and Python-operator wrappers, and the helpers of their backward formulas.
 
 The operators themselves live by concept: :mod:`.comparison` (comparisons,
-logical and bitwise ops, ``where``, ``clamp``), :mod:`.arithmetic`
+logical and bitwise ops, ``where``, ``clamp``, ``isclose``), :mod:`.arithmetic`
 (``add`` ... ``lerp``, ``maximum``/``minimum``) and :mod:`.math_ops` (exponentials,
 logarithms, powers, trigonometry, rounding). Each defines its ops' schemas, checks,
 public functions, docstrings and backward formulas in one place.
@@ -36,6 +36,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..autograd.formulas import derivative
 from ..backend import backend_of as _backend_of
+from ..dispatch.keys import REGISTRY
 from ..tensor import Tensor, make_tensor
 from ._lib import defop, public, attach
 from .factories import as_tensor, zeros_like
@@ -125,6 +126,30 @@ def wrap_for(self, value):
     """The Python number ``value`` as a wrapped number of the dtype it gives combined with ``self``."""
     value = python_scalar(value)
     return scalar_tensor(value, scalar_result_dtype(self._dtype, value), self._device)
+
+
+_ZEROS: dict = {}      # (dtype, device) -> 0-dim zero
+_LAST_ZERO: dict = {}  # dtype -> the zero last used, checked against the device: one dict lookup
+
+
+def zero_of(self):
+    """A cached 0-dim zero of ``self``'s dtype and device (never written to)."""
+    z = _LAST_ZERO.get(self._dtype)
+    if z is None or z._device is not self._device:
+        key = (self._dtype, self._device)
+        z = _ZEROS.get(key)
+        if z is None:
+            z = _ZEROS[key] = scalar_tensor(False if self._dtype is _dt.bool else 0, self._dtype, self._device)
+        _LAST_ZERO[self._dtype] = z
+    return z
+
+
+def _forget_zeros():
+    _ZEROS.clear()
+    _LAST_ZERO.clear()
+
+
+REGISTRY.listeners.append(_forget_zeros)  # a backend that moved slots needs zeros with its new key set
 
 
 # -- checks ---------------------------------------------------------------------------------
