@@ -9,7 +9,11 @@ methods of its own ops; the pointwise ones also attach their Python operators
 
 from __future__ import annotations
 
+import weakref
+
 from .. import dtypes as _dt
+from ..autograd import backward as _backward
+from ..backend import canonical_device
 from ..device import device as _device
 from ..dispatch.keys import Autograd
 from ..tensor import Tensor, make_view
@@ -125,7 +129,6 @@ def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, mem
         else:
             raise TypeError(f"to() received an invalid combination of arguments: {type(a).__name__}")
     if device is not None:
-        from ..backend import canonical_device
         device = canonical_device(_device(device))
     same_dtype = dtype is None or dtype is self._dtype
     same_dev = device is None or device == self._device
@@ -200,7 +203,6 @@ Tensor.requires_grad = property(lambda self: self._requires_grad,
 # -- autograd ---------------------------------------------------------------------------
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     """Accumulate the gradient of this tensor into the ``.grad`` of the leaves it depends on."""
-    from ..autograd import backward as _backward
     _backward([self], [gradient] if gradient is not None else None, retain_graph, create_graph, inputs)
 
 
@@ -211,7 +213,7 @@ def retain_grad(self):
     if self._grad_fn is None or self._retains_grad:
         return
     node, nr = self._grad_fn, self._output_nr
-    ref = __import__("weakref").ref(self)
+    ref = weakref.ref(self)
 
     def keep(grads):
         t = ref()
