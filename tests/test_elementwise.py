@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import tensorplug as tp
-from tensorplug.ops import elementwise as E
+from tensorplug.ops import math_ops as E
 
 ALL = [tp.bool, tp.uint8, tp.int8, tp.int16, tp.int32, tp.int64, tp.float16, tp.bfloat16, tp.float32, tp.float64]
 FLOATS = [tp.float16, tp.bfloat16, tp.float32, tp.float64]

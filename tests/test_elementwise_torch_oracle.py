@@ -17,7 +17,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import tensorplug as tp  # noqa: E402
-from tensorplug.ops import elementwise as E  # noqa: E402
+from tensorplug.ops import math_ops as E  # noqa: E402
 
 NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
 TOL = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 4e-6, "float64": 1e-12}

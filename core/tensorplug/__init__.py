@@ -28,10 +28,12 @@ _sys.modules[__name__ + ".library"] = library  # so `from tensorplug.library imp
 from .dispatch.dispatcher import FALLTHROUGH as fallthrough_kernel  # noqa: F401
 from .dispatch.tags import Tag
 from . import ops
-from .ops import memory as _memory, views as _views, elementwise as _elementwise  # noqa: F401
-from .ops import reductions as _reductions, linalg as _linalg, indexing as _indexing  # noqa: F401
-from .ops import random as _random, composite as _composite  # noqa: F401
-from .ops import methods as _methods  # noqa: F401
+# the op modules: importing one defines its operators, tensorplug.* functions and Tensor methods
+from .ops import memory as _memory, views as _views, shape as _shape  # noqa: F401
+from .ops import comparison as _comparison, arithmetic as _arithmetic, math_ops as _math_ops  # noqa: F401
+from .ops import joining as _joining, indexing as _indexing, getitem as _getitem  # noqa: F401
+from .ops import sorting as _sorting, reductions as _reductions, linalg as _linalg  # noqa: F401
+from .ops import activations as _activations, random as _random, methods as _methods  # noqa: F401
 from .ops import nn_ops as _nn_ops  # noqa: F401
 from .ops.factories import (tensor, as_tensor, from_numpy, empty, zeros, ones, full, empty_like, zeros_like,
                             ones_like, full_like, arange, linspace, eye)

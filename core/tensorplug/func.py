@@ -16,12 +16,15 @@ from __future__ import annotations
 
 from .autograd import grad as _autograd_grad
 from .autograd.grad_mode import enable_grad
+from .ops.factories import eye, zeros_like
+from .plugins import NAMESPACE as _NAMESPACE, complete_pending as _complete_pending
+from .plugins import missing_name_error as _missing_name_error
+from .tensor import Tensor
 
 __all__ = ["grad", "grad_and_value", "vjp", "jacrev", "hessian", "vmap"]
 
 
 def _prepare(x):
-    from .tensor import Tensor
     if not isinstance(x, Tensor):
         raise TypeError(f"expected a Tensor argument to differentiate, got {type(x).__name__}")
     leaf = getattr(x, "_grad_leaf", None)
@@ -65,7 +68,6 @@ def grad_and_value(func, argnums=0, has_aux=False):
                                    f"got tensor with {out.dim()} dims. Maybe you wanted to use the vjp or "
                                    f"jacrev APIs instead?")
             if not out.requires_grad:
-                from .ops.factories import zeros_like
                 gs = tuple(zeros_like(d) for d in diff)
             else:
                 gs = _autograd_grad([out], diff, create_graph=connected, allow_unused=True,
@@ -118,10 +120,16 @@ def vjp(func, *primals, has_aux=False):
     return (result, vjp_fn, aux) if has_aux else (result, vjp_fn)
 
 
+def _vmap():
+    """``tensorplug.vmap``: the plugin's function, or the error saying how to enable it."""
+    if "vmap" in _NAMESPACE or (_complete_pending() and "vmap" in _NAMESPACE):
+        return _NAMESPACE["vmap"]
+    raise _missing_name_error("vmap")
+
+
 def __getattr__(name):
     if name == "vmap":
-        import tensorplug
-        return tensorplug.vmap  # the plugin's function, or the error saying how to enable it
+        return _vmap()
     raise AttributeError(f"module 'tensorplug.func' has no attribute {name!r}")
 
 
@@ -133,9 +141,7 @@ def jacrev(func, argnums=0):
     tuple ``argnums``). Needs the tensorplug-vmap plugin.
     """
     def wrapper(*args):
-        from .ops.factories import eye
-        import tensorplug
-        vmap = tensorplug.vmap
+        vmap = _vmap()
         nums = _nums(argnums, len(args))
 
         def partial(*diff):

@@ -47,10 +47,11 @@ from .tensor import Tensor, make_tensor as _make_tensor, make_view as wrap_view,
 from .dtypes import all_dtypes, BOOL, INTEGRAL, FLOATING
 from ._warn import warn_user
 from .ops.promotion import binary_dtype, result_type, broadcast_shapes
-from .ops.elementwise import float_dtype
+from .ops.pointwise import float_dtype
 from .ops.reductions import sum_dtype, any_dtype
 from .ops.linalg import matmul_shape
-from .ops.indexing import index_bounds_error, index_select_range_error, check_index_put_shapes, cat_plan
+from .ops.indexing import index_bounds_error, index_select_range_error, check_index_put_shapes
+from .ops.joining import cat_plan
 from .ops.views import (_infer_size, squeeze_dims, select_index, slice_bounds, view_strides,
                         _view_impl, _unsqueeze_impl)
 from .ops import random as _random

@@ -1,14 +1,14 @@
-"""``Tensor.__getitem__`` / ``__setitem__`` and the ``index.Tensor`` primitive.
+"""``Tensor.__getitem__`` and ``__setitem__``: parsing an index into views and advanced indices.
 
 Indexing follows PyTorch: ints, slices (positive steps), ``None`` and
 ``...`` are *basic* indices and give views built from the view ops (select,
 slice, unsqueeze), so writes through the result reach the base. Integer and
 boolean tensors (or lists, numpy arrays, Python bools) are *advanced*
 indices: after the basic ones are applied, the remaining view is gathered
-with ``index.Tensor`` (a copy), which has numpy's rules (index tensors
-broadcast together; if they are not adjacent their dims go first). Ints are
-applied as ``select`` first, as PyTorch does, so unlike numpy an int never
-counts as an advanced index.
+with ``index.Tensor`` (a copy; :mod:`.indexing` defines it), which has numpy's
+rules (index tensors broadcast together; if they are not adjacent their dims
+go first). Ints are applied as ``select`` first, as PyTorch does, so unlike
+numpy an int never counts as an advanced index.
 
 Assignment writes into the basic view with ``fill_``/``copy_`` or, with
 advanced indices, ``index_put_`` from :mod:`tensorplug.ops.indexing`.
@@ -17,76 +17,19 @@ advanced indices, ``index_put_`` from :mod:`tensorplug.ops.indexing`.
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import numpy as np
 
 from .. import dtypes as _dt
 from ..tensor import Tensor
-from ._lib import defop, attach
+from ._lib import attach
+from .factories import tensor
+from .indexing import index, index_put_
 from .memory import fill_, copy_
-from .promotion import broadcast_shapes
+from .pointwise import scalar_tensor
 from .views import select, slice as slice_op, unsqueeze, squeeze, alias, expand
 
-_INDEX_DTYPES = (_dt.int64, _dt.int32)
 _MASK_DTYPES = (_dt.bool, _dt.uint8)
-
-
-# -- the primitive ------------------------------------------------------------
-def _check_index(self, indices):
-    shape = self._shape
-    dim = 0
-    shapes = []
-    bounds = []
-    for t in indices:
-        if t is None:
-            dim += 1
-            continue
-        d = t._dtype
-        if d in _MASK_DTYPES:
-            if d is _dt.uint8:
-                warnings.warn("indexing with dtype tensorplug.uint8 is now deprecated, please use a dtype "
-                              "tensorplug.bool instead.", UserWarning, stacklevel=3)
-            for j, n in enumerate(t._shape[:len(shape) - dim]):
-                if n != shape[dim + j]:
-                    raise IndexError(f"The shape of the mask {list(t._shape)} at index {j} does not match the "
-                                     f"shape of the indexed tensor {list(shape)} at index {dim + j}")
-            dim += len(t._shape)
-            shapes.append(None)
-        elif d in _INDEX_DTYPES:
-            if dim < len(shape):
-                bounds.append((t, dim))
-            dim += 1
-            shapes.append(t._shape)
-        else:
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    if dim > len(shape):
-        raise IndexError(f"too many indices for tensor of dimension {len(shape)} (got {dim})")
-    if not shapes:
-        raise IndexError("index(): expected at least one index tensor, got only None")
-    if any(s is None for s in shapes):
-        # masks become 1-D index tensors of their number of True elements
-        shapes = [(int(np.count_nonzero(t._host())),) if t is not None and t._dtype in _MASK_DTYPES else t._shape
-                  for t in indices if t is not None]
-    if len(shapes) > 1:
-        try:
-            broadcast_shapes(*shapes)
-        except RuntimeError:
-            raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
-                             + ", ".join(str(list(s)) for s in shapes)) from None
-    for t, d in bounds:
-        if t.numel():
-            _check_bounds(t._check_values(), d, shape[d])
-
-
-def _check_bounds(values, dim, size):
-    lo, hi = values.min(), values.max()
-    if lo < -size or hi >= size:
-        bad = lo if lo < -size else hi
-        raise IndexError(f"index {int(bad)} is out of bounds for dimension {dim} with size {size}")
-
-
-index = defop("index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", check=_check_index)
 
 
 # -- parsing an index -----------------------------------------------------------
@@ -99,7 +42,6 @@ def _bad_index(obj):
 
 def _as_index_tensor(obj, device):
     """A list / numpy array / Python bool used as an index, as an int64 or bool tensor."""
-    from .factories import tensor
     if isinstance(obj, np.ndarray):
         arr = obj
     else:
@@ -241,7 +183,6 @@ def _value_tensor(self, value):
         if value._dtype is not self._dtype:
             value = value.to(self._dtype)
         return value
-    from .elementwise import scalar_tensor
     return scalar_tensor(value, self._dtype, self._device)
 
 
@@ -271,24 +212,11 @@ def setitem(self, key, value):
         else:
             fill_(view, value)
         return
-    from . import indexing
     value = _value_tensor(self, value)
     value = _strip_leading_ones(value)
-    indexing.index_put_(view, _index_list(view, adv), value)
+    index_put_(view, _index_list(view, adv), value)
 
 
 attach("__getitem__", getitem)
 attach("__setitem__", setitem)
 
-
-# -- backward formulas ----------------------------------------------------------------
-from ..autograd.formulas import derivative  # noqa: E402
-
-
-@derivative("index.Tensor")
-def _(grad, self_shape, indices):
-    from .indexing import index_put_, bool_masks  # indexing's formulas import this module
-    indices = bool_masks(indices)
-    # an element picked several times gets the sum of its gradients
-    from .factories import zeros_for
-    return index_put_(zeros_for(self_shape, grad, *indices), indices, grad, True), None

@@ -1,34 +1,47 @@
-"""Indexing, joining and sorting operators: schemas, checks and decompositions.
+"""Indexing operators: ``index_select``, ``gather``, ``scatter``, advanced indexing
+(``index.Tensor`` and ``index_put``) and ``masked_fill``, with their checks and formulas.
 
 Backend primitives: ``index_select``, ``gather``, ``scatter_.src``,
-``scatter_add_``, ``index_put_``, ``masked_fill_.Tensor``, ``cat`` and
-``sort.stable``. The functional forms (``scatter``, ``scatter_add``,
-``index_put``, ``masked_fill``) decompose into ``clone`` plus the in-place
-primitive, the ``.value``/``.Scalar`` overloads wrap the scalar in a tensor,
-and ``sort``, ``argsort`` and ``topk`` decompose into ``sort.stable``.
+``scatter_add_``, ``index.Tensor``, ``index_put_`` and ``masked_fill_.Tensor``.
+The functional forms (``scatter``, ``scatter_add``, ``index_put``,
+``masked_fill``) decompose into ``clone`` plus the in-place primitive, and the
+``.value``/``.Scalar`` overloads wrap the scalar in a tensor. ``tensor[key]``
+and ``tensor[key] = value`` (:mod:`.getitem`) reach the advanced-indexing ops.
 
 Every check that needs only shapes and dtypes runs here, so all backends raise
 the same errors. Checks that need index *values* (bounds, and the shapes that
 bool masks give) are the backend's, which raises the errors built by
 :func:`index_bounds_error`, :func:`index_select_range_error` and
-:func:`check_index_put_shapes` so that the messages still agree.
+:func:`check_index_put_shapes` so that the messages still agree (``index.Tensor``
+checks its bounds here, reading the indices back).
+
+Gradients scattered into zeros are written with the in-place primitives on a
+fresh buffer, whose own formulas make them differentiable again (double backward).
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from collections import namedtuple
+
+import numpy as np
 
 from .. import dtypes as _dt
+from ..autograd.formulas import derivative
+from ..autograd.helpers import sum_to
 from ..tensor import Tensor, _wrap_dim
+from ._common import document
 from ._lib import defop, attach, public
-from .memory import same_device, clone, contiguous
+from .comparison import where_scalar_other
+from .factories import zeros_for as _zeros
+from .joining import cat
+from .memory import same_device, clone
+from .pointwise import scalar_tensor
 from .promotion import broadcast_shapes, _pt_name
-from .reductions import document
-from .views import expand, narrow
+from .views import expand
 
 _INDEX_DTYPES = (_dt.int64, _dt.int32)
+_MASK_DTYPES = (_dt.bool, _dt.uint8)
 
 # dtype names as PyTorch's C++ checks print them
 _C_TYPES = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
@@ -126,7 +139,6 @@ def check_scalar_fits(value, dtype):
 
 def scalar_as_tensor(value, dtype, device):
     """A zero-dim tensor holding ``value`` converted to ``dtype`` as PyTorch converts Scalars."""
-    from .elementwise import scalar_tensor
     if dtype is _dt.bool:
         value = bool(value)
     return scalar_tensor(value, dtype, device)
@@ -138,7 +150,7 @@ def _same_device(name, self, *others):
             same_device(name, self, t)
 
 
-# -- index_select, gather ---------------------------------------------------------------------
+# -- index_select -----------------------------------------------------------------------------
 def _check_index_select(self, dim, index):
     dim = _wrap_dim(dim, len(self._shape))
     if len(index._shape) > 1:
@@ -153,8 +165,20 @@ def _check_index_select(self, dim, index):
 
 
 index_select = defop("index_select(Tensor self, int dim, Tensor index) -> Tensor", check=_check_index_select)
+attach("index_select", document(index_select, "The slices of ``self`` at ``index`` (a 1-D int tensor) along "
+                                              "``dim``."))
 
 
+@derivative("index_select")
+def _(grad, self_shape, dim, index):
+    if not self_shape:
+        return grad, None
+    d = _wrap_dim(dim, len(self_shape))
+    # duplicate indices add up
+    return index_put_(_zeros(self_shape, grad, index), [None] * d + [index.reshape(-1)], grad, True), None
+
+
+# -- gather -------------------------------------------------------------------------------------
 def _nonempty_shape(t):
     return t._shape or (1,)
 
@@ -177,6 +201,13 @@ def _check_gather(self, dim, index, sparse_grad=False):
 
 gather = defop("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
                check=_check_gather)
+attach("gather", document(gather, "Values along ``dim`` at ``index``: ``out[i][j] = self[i][index[i][j]]`` "
+                                  "for dim 1 (``sparse_grad`` is accepted and ignored: the gradient is dense)."))
+
+
+@derivative("gather")
+def _(grad, self_shape, dim, index):
+    return scatter_add_(_zeros(self_shape, grad, index), dim, index, grad), None
 
 
 # -- scatter, scatter_add -----------------------------------------------------------------------
@@ -240,6 +271,132 @@ scatter_add = defop("scatter_add(Tensor self, int dim, Tensor index, Tensor src)
                     check=_check_scatter, composite=_out_of_place(scatter_add_))
 
 
+def _scatter(inplace):
+    src_op, value_op = (scatter_, scatter_value_) if inplace else (scatter, scatter_value)
+    name = "scatter_" if inplace else "scatter"
+
+    def fn(input, dim, index, src=None, *, value=None):
+        if src is None:
+            if value is None:
+                raise TypeError(f"{name}(): expected a src tensor or a value")
+            return value_op(input, dim, index, value)
+        if value is not None:
+            raise TypeError(f"{name}(): src and value cannot both be given")
+        if isinstance(src, Tensor):
+            return src_op(input, dim, index, src)
+        return value_op(input, dim, index, src)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"Write ``src`` (a tensor, or a number as ``value``) into {'self' if inplace else 'a copy'} at "
+                  f"the positions ``index`` gives along ``dim``: ``out[i][index[i][j]] = src[i][j]`` for "
+                  f"dim 1.")
+    return fn
+
+
+attach("scatter", _scatter(False))
+attach("scatter_", _scatter(True))
+attach("scatter_add", document(scatter_add, "A copy of ``self`` with ``src`` added at the positions ``index`` "
+                                            "gives along ``dim``; duplicate indices add up."))
+attach("scatter_add_", document(scatter_add_, "In place: ``src`` added at the positions ``index`` gives along "
+                                              "``dim``; duplicate indices add up."))
+
+
+def _grad_src(grad, dim, index, src):
+    """Gradient for the ``src`` of scatter/scatter_add: ``grad`` at the scattered positions.
+
+    Only the leading ``index.shape`` block of ``src`` is read; the rest gets zeros
+    (padded with cat rather than written into a view, so it stays differentiable).
+    """
+    g = gather(grad, dim, index)
+    shape = src._shape
+    if len(g._shape) != len(shape):  # a zero-dim index or src counts as one element
+        g = g.reshape((1,) * len(shape))
+    for d, (n, m) in enumerate(zip(g._shape, shape)):
+        if n != m:
+            g = cat([g, _zeros(g._shape[:d] + (m - n,) + g._shape[d + 1:], g)], d)
+    return g
+
+
+@derivative("scatter_.src")
+def _(grad, dim, index, src, needs_input_grad):
+    # the written positions of self were overwritten
+    return (scatter_value(grad, dim, index, 0) if needs_input_grad[0] else None, None,
+            _grad_src(grad, dim, index, src) if needs_input_grad[2] else None)
+
+
+@derivative("scatter_add_")
+def _(grad, dim, index, src, needs_input_grad):
+    return grad, None, _grad_src(grad, dim, index, src) if needs_input_grad[2] else None
+
+
+# -- index.Tensor: advanced indexing -----------------------------------------------------------
+def _check_index(self, indices):
+    shape = self._shape
+    dim = 0
+    shapes = []
+    bounds = []
+    for t in indices:
+        if t is None:
+            dim += 1
+            continue
+        d = t._dtype
+        if d in _MASK_DTYPES:
+            if d is _dt.uint8:
+                warnings.warn("indexing with dtype tensorplug.uint8 is now deprecated, please use a dtype "
+                              "tensorplug.bool instead.", UserWarning, stacklevel=3)
+            for j, n in enumerate(t._shape[:len(shape) - dim]):
+                if n != shape[dim + j]:
+                    raise IndexError(f"The shape of the mask {list(t._shape)} at index {j} does not match the "
+                                     f"shape of the indexed tensor {list(shape)} at index {dim + j}")
+            dim += len(t._shape)
+            shapes.append(None)
+        elif d in _INDEX_DTYPES:
+            if dim < len(shape):
+                bounds.append((t, dim))
+            dim += 1
+            shapes.append(t._shape)
+        else:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    if dim > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)} (got {dim})")
+    if not shapes:
+        raise IndexError("index(): expected at least one index tensor, got only None")
+    if any(s is None for s in shapes):
+        # masks become 1-D index tensors of their number of True elements
+        shapes = [(int(np.count_nonzero(t._host())),) if t is not None and t._dtype in _MASK_DTYPES else t._shape
+                  for t in indices if t is not None]
+    if len(shapes) > 1:
+        try:
+            broadcast_shapes(*shapes)
+        except RuntimeError:
+            raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
+                             + ", ".join(str(list(s)) for s in shapes)) from None
+    for t, d in bounds:
+        if t.numel():
+            _check_bounds(t._check_values(), d, shape[d])
+
+
+def _check_bounds(values, dim, size):
+    lo, hi = values.min(), values.max()
+    if lo < -size or hi >= size:
+        bad = lo if lo < -size else hi
+        raise IndexError(f"index {int(bad)} is out of bounds for dimension {dim} with size {size}")
+
+
+index = defop("index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", check=_check_index)
+
+
+def bool_masks(indices):
+    """``indices`` with uint8 masks as bool, for backward: the forward call has already warned about them."""
+    return [i.to(_dt.bool) if i is not None and i._dtype is _dt.uint8 else i for i in indices]
+
+
+@derivative("index.Tensor")
+def _(grad, self_shape, indices):
+    indices = bool_masks(indices)
+    # an element picked several times gets the sum of its gradients
+    return index_put_(_zeros(self_shape, grad, *indices), indices, grad, True), None
+
+
 # -- index_put ------------------------------------------------------------------------------------
 def _check_index_put(self, indices, values, accumulate=False):
     if not isinstance(indices, (list, tuple)):
@@ -298,6 +455,23 @@ index_put_ = defop("index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values
                    " -> Tensor(a!)", check=_check_index_put)
 index_put = defop("index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
                   check=_check_index_put, composite=_out_of_place(index_put_))
+attach("index_put", document(index_put, "A copy of ``self`` with ``self[indices] = values`` under advanced "
+                                        "indexing (None keeps a dim, bool tensors are masks); with ``accumulate`` "
+                                        "duplicate indices add up."))
+attach("index_put_", document(index_put_, "In place: ``self[indices] = values`` under advanced indexing (None "
+                                          "keeps a dim, bool tensors are masks); with ``accumulate`` duplicate "
+                                          "indices add up."))
+
+
+@derivative("index_put_")
+def _(grad, indices, values, accumulate, needs_input_grad):
+    indices = bool_masks(indices)
+    g_self = g_values = None
+    if needs_input_grad[0]:
+        g_self = grad if accumulate else index_put(grad, indices, _zeros((), grad), False)
+    if needs_input_grad[2]:
+        g_values = sum_to(index(grad, indices), values._shape)
+    return g_self, None, g_values
 
 
 # -- masked_fill -----------------------------------------------------------------------------------
@@ -366,129 +540,6 @@ masked_fill_scalar = defop("masked_fill.Scalar(Tensor self, Tensor mask, Scalar 
                            check=_check_masked_fill_scalar, composite=_broadcast_copy(masked_fill_scalar_))
 
 
-# -- cat -------------------------------------------------------------------------------------------------
-def cat_plan(tensors, dim):
-    """``(tensors that take part, wrapped dim, result dtype)`` for ``cat``, raising PyTorch's errors.
-
-    As in PyTorch, 1-D empty tensors are skipped whatever the other shapes (a
-    legacy rule), but still take part in type promotion.
-    """
-    if not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"cat(): argument 'tensors' (position 1) must be tuple of Tensors, "
-                        f"not {type(tensors).__name__ if not isinstance(tensors, Tensor) else 'Tensor'}")
-    if not tensors:
-        raise ValueError("cat(): expected a non-empty list of Tensors")
-    dtype = ref = None
-    kept = []
-    for i, t in enumerate(tensors):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
-        if not t._shape:
-            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
-        dtype = t._dtype if dtype is None else _dt.promote_types(dtype, t._dtype)
-        if t._shape == (0,):
-            continue
-        if ref is None:
-            ref = t
-            dim = _wrap_dim(dim, len(t._shape))
-        else:
-            if t._device is not ref._device:
-                same_device("cat", ref, t)
-            if len(t._shape) != len(ref._shape):
-                raise RuntimeError(f"Tensors must have same number of dimensions: got {len(ref._shape)} "
-                                   f"and {len(t._shape)}")
-            for d, (a, b) in enumerate(zip(ref._shape, t._shape)):
-                if d != dim and a != b:
-                    raise RuntimeError(f"Sizes of tensors must match except in dimension {dim}. Expected size "
-                                       f"{a} but got size {b} for tensor number {i} in the list.")
-        kept.append(t)
-    if ref is None:
-        dim = _wrap_dim(dim, 1)
-    return kept, dim, dtype
-
-
-def _check_cat(tensors, dim=0):
-    cat_plan(tensors, dim)
-
-
-cat = defop("cat(Tensor[] tensors, int dim=0) -> Tensor", check=_check_cat)
-
-
-# -- sort, argsort, topk ----------------------------------------------------------------------------------
-sort_result = namedtuple("sort", ["values", "indices"])
-topk_result = namedtuple("topk", ["values", "indices"])
-
-
-def _check_sort(self, stable=None, dim=-1, descending=False):
-    _wrap_dim(dim, len(self._shape))
-
-
-sort_stable = defop("sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False)"
-                    " -> (Tensor values, Tensor indices)", check=_check_sort)
-_sort_call = sort_stable._op.positional
-
-
-def _sort_impl(self, dim=-1, descending=False):
-    return _sort_call(self, False, dim, descending)
-
-
-def _argsort_impl(self, dim=-1, descending=False):
-    return _sort_call(self, False, dim, descending)[1]
-
-
-def _argsort_stable_impl(self, stable, dim=-1, descending=False):
-    return _sort_call(self, stable, dim, descending)[1]
-
-
-sort_default = defop("sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
-                     composite=_sort_impl)
-argsort_default = defop("argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor",
-                        composite=_argsort_impl)
-argsort_stable = defop("argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor",
-                       composite=_argsort_stable_impl)
-
-
-def _check_topk(self, k, dim=-1, largest=True, sorted=True):
-    dim = _wrap_dim(dim, len(self._shape))
-    if not 0 <= k <= (self._shape[dim] if self._shape else 1):
-        raise RuntimeError("selected index k out of range")
-    if self._dtype is _dt.bool:
-        raise RuntimeError("topk does not support bool dtypes")
-
-
-def _topk_impl(self, k, dim=-1, largest=True, sorted=True):
-    values, indices = _sort_call(self, True, dim, largest)
-    if not self._shape:
-        return values, indices
-    return contiguous(narrow(values, dim, 0, k)), contiguous(narrow(indices, dim, 0, k))
-
-
-topk = defop("topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True)"
-             " -> (Tensor values, Tensor indices)", check=_check_topk, composite=_topk_impl)
-
-
-# -- Tensor methods and tensorplug.* functions ------------------------------------------------------------
-def _scatter(inplace):
-    src_op, value_op = (scatter_, scatter_value_) if inplace else (scatter, scatter_value)
-    name = "scatter_" if inplace else "scatter"
-
-    def fn(input, dim, index, src=None, *, value=None):
-        if src is None:
-            if value is None:
-                raise TypeError(f"{name}(): expected a src tensor or a value")
-            return value_op(input, dim, index, value)
-        if value is not None:
-            raise TypeError(f"{name}(): src and value cannot both be given")
-        if isinstance(src, Tensor):
-            return src_op(input, dim, index, src)
-        return value_op(input, dim, index, src)
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (f"Write ``src`` (a tensor, or a number as ``value``) into {'self' if inplace else 'a copy'} at "
-                  f"the positions ``index`` gives along ``dim``: ``out[i][index[i][j]] = src[i][j]`` for "
-                  f"dim 1.")
-    return fn
-
-
 def _masked_fill(t_op, s_op, name):
     def fn(input, mask, value):
         if isinstance(value, Tensor):
@@ -500,154 +551,16 @@ def _masked_fill(t_op, s_op, name):
     return fn
 
 
-def sort(input, dim=-1, descending=False, *, stable=False):
-    """Sorted values along ``dim`` and their int64 indices, as a ``(values, indices)`` named tuple.
-
-    NaN sorts above every number. Equal elements keep their order (the sort is
-    always stable, so ``stable=True`` costs nothing extra).
-    """
-    return sort_result(*_sort_call(input, stable, dim, descending))
-
-
-def argsort(input, dim=-1, descending=False, *, stable=False):
-    """int64 indices that sort ``input`` along ``dim`` (see :func:`sort`)."""
-    return argsort_stable(input, stable=stable, dim=dim, descending=descending)
-
-
-def topk_fn(input, k, dim=-1, largest=True, sorted=True):
-    """The ``k`` largest (or smallest) elements along ``dim`` and their indices, largest first."""
-    return topk_result(*topk(input, k, dim, largest, sorted))
-
-
-def _cat_fn(name):
-    def fn(tensors, dim=0, *, axis=None):
-        return cat(tensors, dim if axis is None else axis)
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = ("Join ``tensors`` along the existing dimension ``dim``; the result has their promoted "
-                  "dtype. All sizes but ``dim`` must match (1-D empty tensors are skipped).")
-    return fn
-
-
-for _name, _fn, _doc in (
-        ("index_select", index_select, "The slices of ``self`` at ``index`` (a 1-D int tensor) along ``dim``."),
-        ("gather", gather, "Values along ``dim`` at ``index``: ``out[i][j] = self[i][index[i][j]]`` for dim 1 (``sparse_grad`` is accepted and ignored: the gradient is dense)."),
-        ("scatter_add", scatter_add, "A copy of ``self`` with ``src`` added at the positions ``index`` gives "
-                                     "along ``dim``; duplicate indices add up."),
-        ("scatter_add_", scatter_add_, "In place: ``src`` added at the positions ``index`` gives along "
-                                       "``dim``; duplicate indices add up."),
-        ("index_put", index_put, "A copy of ``self`` with ``self[indices] = values`` under advanced indexing "
-                                 "(None keeps a dim, bool tensors are masks); with ``accumulate`` duplicate "
-                                 "indices add up."),
-        ("index_put_", index_put_, "In place: ``self[indices] = values`` under advanced indexing (None keeps a "
-                                   "dim, bool tensors are masks); with ``accumulate`` duplicate indices add up.")):
-    attach(_name, document(_fn, _doc))
-for _name, _fn in (("scatter", _scatter(False)), ("scatter_", _scatter(True)),
-                   ("masked_fill", _masked_fill(masked_fill, masked_fill_scalar, "masked_fill")),
-                   ("masked_fill_", _masked_fill(masked_fill_, masked_fill_scalar_, "masked_fill_")),
-                   ("sort", sort), ("argsort", argsort), ("topk", topk_fn)):
-    attach(_name, _fn)
-# tensorplug.* has the functional forms only (and index_put_), like torch.*
-for _name in ("index_select", "gather", "scatter", "scatter_add", "index_put", "index_put_", "masked_fill",
-              "sort", "argsort", "topk"):
-    public(_name, getattr(Tensor, _name))
-for _name in ("cat", "concat", "concatenate"):
-    public(_name, _cat_fn(_name))
-
-
-# -- backward formulas ----------------------------------------------------------------
-# Gradients scattered into zeros are written with the in-place primitives on a
-# fresh buffer, whose own formulas make them differentiable again (double backward).
-from ..autograd.formulas import derivative  # noqa: E402
-from ..autograd.helpers import sum_to  # noqa: E402
-
-
-def _zeros(shape, like, *also):
-    from .factories import zeros_for
-    return zeros_for(shape, like, *also)
-
-
-@derivative("index_select")
-def _(grad, self_shape, dim, index):
-    if not self_shape:
-        return grad, None
-    d = _wrap_dim(dim, len(self_shape))
-    # duplicate indices add up
-    return index_put_(_zeros(self_shape, grad, index), [None] * d + [index.reshape(-1)], grad, True), None
-
-
-@derivative("gather")
-def _(grad, self_shape, dim, index):
-    return scatter_add_(_zeros(self_shape, grad, index), dim, index, grad), None
-
-
-def _grad_src(grad, dim, index, src):
-    """Gradient for the ``src`` of scatter/scatter_add: ``grad`` at the scattered positions.
-
-    Only the leading ``index.shape`` block of ``src`` is read; the rest gets zeros
-    (padded with cat rather than written into a view, so it stays differentiable).
-    """
-    g = gather(grad, dim, index)
-    shape = src._shape
-    if len(g._shape) != len(shape):  # a zero-dim index or src counts as one element
-        g = g.reshape((1,) * len(shape))
-    for d, (n, m) in enumerate(zip(g._shape, shape)):
-        if n != m:
-            g = cat([g, _zeros(g._shape[:d] + (m - n,) + g._shape[d + 1:], g)], d)
-    return g
-
-
-@derivative("scatter_.src")
-def _(grad, dim, index, src, needs_input_grad):
-    # the written positions of self were overwritten
-    return (scatter_value(grad, dim, index, 0) if needs_input_grad[0] else None, None,
-            _grad_src(grad, dim, index, src) if needs_input_grad[2] else None)
-
-
-@derivative("scatter_add_")
-def _(grad, dim, index, src, needs_input_grad):
-    return grad, None, _grad_src(grad, dim, index, src) if needs_input_grad[2] else None
-
-
-def bool_masks(indices):
-    """``indices`` with uint8 masks as bool, for backward: the forward call has already warned about them."""
-    return [i.to(_dt.bool) if i is not None and i._dtype is _dt.uint8 else i for i in indices]
-
-
-@derivative("index_put_")
-def _(grad, indices, values, accumulate, needs_input_grad):
-    from .getitem import index  # getitem's assignment imports this module
-    indices = bool_masks(indices)
-    g_self = g_values = None
-    if needs_input_grad[0]:
-        g_self = grad if accumulate else index_put(grad, indices, _zeros((), grad), False)
-    if needs_input_grad[2]:
-        g_values = sum_to(index(grad, indices), values._shape)
-    return g_self, None, g_values
+attach("masked_fill", _masked_fill(masked_fill, masked_fill_scalar, "masked_fill"))
+attach("masked_fill_", _masked_fill(masked_fill_, masked_fill_scalar_, "masked_fill_"))
 
 
 @derivative("masked_fill_.Tensor")
 def _(grad, mask, value, needs_input_grad):
-    from .elementwise import where_scalar_other
     return (masked_fill_scalar(grad, mask, 0) if needs_input_grad[0] else None, None,
             where_scalar_other(mask, grad, 0).sum() if needs_input_grad[2] else None)
 
 
-@derivative("cat")
-def _(grad, tensors, dim):
-    d = _wrap_dim(dim, len(grad._shape))
-    out, offset = [], 0
-    for t in tensors:
-        if t._shape == (0,):
-            out.append(_zeros((0,), grad))  # skipped by cat (PyTorch's legacy rule for 1-D empties)
-            continue
-        n = t._shape[d]
-        out.append(narrow(grad, d, offset, n))
-        offset += n
-    return out
-
-
-@derivative("sort.stable", nondiff_outputs=(1,))
-def _(grad, dim, result1):
-    if not grad._shape:
-        return grad
-    return scatter_(_zeros(grad._shape, grad, result1), dim, result1, grad)
+# tensorplug.* has the functional forms only (and index_put_), like torch.*
+for _name in ("index_select", "gather", "scatter", "scatter_add", "index_put", "index_put_", "masked_fill"):
+    public(_name, getattr(Tensor, _name))

@@ -1,21 +1,36 @@
-"""matmul and its fixed-rank forms (mm, bmm, dot, mv).
+"""Matrix products and norms: ``matmul`` and its fixed-rank forms (mm, bmm, dot, mv), ``addmm``,
+``linear``, ``outer`` and the vector norms (``norm``, ``linalg_vector_norm``).
 
 ``matmul`` is the backend primitive: numpy's semantics, which are PyTorch's
 (1-D operands are promoted to matrices and the added dim removed again, batch
 dims broadcast). Its shape, dtype and device checks run here with PyTorch's
 messages, which differ by the path PyTorch takes (dot, mv, folded mm, bmm).
 ``mm``, ``bmm``, ``dot`` and ``mv`` check their own ranks and decompose into
-``matmul``.
+``matmul``; ``addmm``, ``linear`` and ``outer`` decompose into ``matmul`` and
+elementwise ops (float16 and bfloat16 in float32, rounded once), the norms
+into reductions.
 """
 
 from __future__ import annotations
 
+import math
+
 from .. import dtypes as _dt
-from ..tensor import Tensor
+from ..autograd.formulas import derivative
+from ..autograd.helpers import sum_to
+from ..tensor import Tensor, _wrap_dim
+from ._common import document, dims_arg as _dims, opmath as _opmath, as_dtype as _as
 from ._lib import defop, attach, public
+from .arithmetic import add_
+from .comparison import where_fn as _where
+from .factories import zeros
 from .memory import same_device
-from .promotion import broadcast_shapes, _pt_name
-from .reductions import document
+from .pointwise import not_implemented
+from .promotion import broadcast_shapes, promote_types, _pt_name
+from .reductions import reduce_dims, count as _count, safe_sqrt as _sqrt, sum as _sum, amax, amin
+from .views import reshape, view, unsqueeze, t as _t
+
+_INF = math.inf
 
 # dtype names as PyTorch's C++ checks print them
 _C_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
@@ -101,6 +116,42 @@ def _check_matmul(a, b):
 matmul = defop("matmul(Tensor self, Tensor other) -> Tensor", check=_check_matmul)
 
 
+def _transposed_layout(t):
+    """Whether ``t``'s matrix dims are laid out column-major (a ``.t()``/``.mT`` view of a row-major one)."""
+    shape = t._shape
+    if len(shape) < 2 or shape[-2] == 1 or shape[-1] == 1:
+        return False
+    st = t.stride()
+    return st[-2] == 1 and st[-1] != 1
+
+
+@derivative("matmul")
+def _(grad, self, other, needs_input_grad):
+    sa, sb = self._shape, other._shape
+    # 1-D operands as matrices (a row, a column), as the forward treats them
+    a = self if len(sa) > 1 else self.unsqueeze(0)
+    b = other if len(sb) > 1 else other.unsqueeze(-1)
+    g = grad
+    if len(sb) == 1:
+        g = g.unsqueeze(-1)
+    if len(sa) == 1:
+        g = g.unsqueeze(-2)
+    # batch dims that broadcast in the forward are summed over
+    ga = gb = None
+    # A gradient comes out in its operand's layout, as in PyTorch: for a transposed operand (the
+    # weight in x @ w.t()) the product is computed transposed, so the gradient that reaches w is
+    # row-major and the optimizer's update on it runs at memory speed instead of striding.
+    if needs_input_grad[0]:
+        ga = matmul(b, g.mT).mT if _transposed_layout(a) else matmul(g, b.mT)
+        ga = sum_to(ga, a._shape)
+        ga = ga.reshape(sa) if len(sa) == 1 else ga
+    if needs_input_grad[1]:
+        gb = matmul(g.mT, a).mT if _transposed_layout(b) else matmul(a.mT, g)
+        gb = sum_to(gb, b._shape)
+        gb = gb.reshape(sb) if len(sb) == 1 else gb
+    return ga, gb
+
+
 def _check_mm(a, b):
     if len(a._shape) != 2:
         raise RuntimeError("self must be a matrix")
@@ -172,42 +223,182 @@ for _name, _fn, _doc in (
 attach("__matmul__", __matmul__)
 
 
-# -- backward formulas ----------------------------------------------------------------
-from ..autograd.formulas import derivative  # noqa: E402
-from ..autograd.helpers import sum_to  # noqa: E402
-
-
-def _transposed_layout(t):
-    """Whether ``t``'s matrix dims are laid out column-major (a ``.t()``/``.mT`` view of a row-major one)."""
+# -- linear, addmm, outer ----------------------------------------------------------------------
+def _check_expandable(t, size):
+    """``t`` broadcasts to ``size`` without growing: PyTorch's expand errors otherwise."""
     shape = t._shape
-    if len(shape) < 2 or shape[-2] == 1 or shape[-1] == 1:
-        return False
-    st = t.stride()
-    return st[-2] == 1 and st[-1] != 1
+    n, m = len(shape), len(size)
+    if n > m:
+        raise RuntimeError(f"expand({t._dtype}{{{list(shape)}}}, size={list(size)}): the number of sizes "
+                           f"provided ({m}) must be greater or equal to the number of dimensions in the "
+                           f"tensor ({n})")
+    for i in reversed(range(n)):
+        have, want = shape[i], size[m - n + i]
+        if have != want and have != 1:
+            raise RuntimeError(f"The expanded size of the tensor ({want}) must match the existing size ({have}) "
+                               f"at non-singleton dimension {m - n + i}.  Target sizes: {list(size)}.  "
+                               f"Tensor sizes: {list(shape)}")
 
 
-@derivative("matmul")
-def _(grad, self, other, needs_input_grad):
-    sa, sb = self._shape, other._shape
-    # 1-D operands as matrices (a row, a column), as the forward treats them
-    a = self if len(sa) > 1 else self.unsqueeze(0)
-    b = other if len(sb) > 1 else other.unsqueeze(-1)
-    g = grad
-    if len(sb) == 1:
-        g = g.unsqueeze(-1)
-    if len(sa) == 1:
-        g = g.unsqueeze(-2)
-    # batch dims that broadcast in the forward are summed over
-    ga = gb = None
-    # A gradient comes out in its operand's layout, as in PyTorch: for a transposed operand (the
-    # weight in x @ w.t()) the product is computed transposed, so the gradient that reaches w is
-    # row-major and the optimizer's update on it runs at memory speed instead of striding.
-    if needs_input_grad[0]:
-        ga = matmul(b, g.mT).mT if _transposed_layout(a) else matmul(g, b.mT)
-        ga = sum_to(ga, a._shape)
-        ga = ga.reshape(sa) if len(sa) == 1 else ga
-    if needs_input_grad[1]:
-        gb = matmul(g.mT, a).mT if _transposed_layout(b) else matmul(a.mT, g)
-        gb = sum_to(gb, b._shape)
-        gb = gb.reshape(sb) if len(sb) == 1 else gb
-    return ga, gb
+def _check_addmm(self, mat1, mat2, beta=1, alpha=1):
+    if self._dtype is not mat2._dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_pt_name(self._dtype)} and "
+                           f"{_pt_name(mat2._dtype)}")
+    if mat1._dtype is not mat2._dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_pt_name(mat1._dtype)} and "
+                           f"{_pt_name(mat2._dtype)}")
+    for name, m in (("mat1", mat1), ("mat2", mat2)):
+        if len(m._shape) != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {len(m._shape)}-D tensor")
+    (n, k), (k2, p) = mat1._shape, mat2._shape
+    if k != k2:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{p})")
+    _check_expandable(self, (n, p))
+    if self._dtype is _dt.bool and n * p:
+        if k:
+            raise not_implemented("addmm_impl_cpu_", _dt.bool)
+        if beta != 0 and beta.__class__ is not bool:  # PyTorch scales self in place by the number
+            raise RuntimeError(f"result type {'Float' if beta.__class__ is float else 'Long'} can't be cast to "
+                               "the desired output type Bool")
+
+
+def _addmm(self, mat1, mat2, beta=1, alpha=1):
+    d = self._dtype
+    if not d.is_floating_point:  # integer results truncate the factors, as PyTorch does
+        beta, alpha = int(beta), int(alpha)
+    # a zero factor skips its operand entirely, so its NaNs and infs do not leak (as in BLAS)
+    if alpha == 0 or mat1._shape[1] == 0:
+        out = zeros((mat1._shape[0], mat2._shape[1]), dtype=d, device=self._device)
+    else:
+        out = matmul(_opmath(mat1), _opmath(mat2))
+        if alpha != 1:
+            out = out * alpha
+    if beta != 0:
+        out = out + (_opmath(self) if beta == 1 else _opmath(self) * beta)
+    return _as(out, d)
+
+
+addmm = document(defop("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) "
+                       "-> Tensor", check=_check_addmm, composite=_addmm),
+                 "beta * self + alpha * (mat1 @ mat2), self broadcast to the product's shape; one dtype for "
+                 "all three.")
+
+
+def _check_linear(input, weight, bias=None):
+    ni, nw = len(input._shape), len(weight._shape)
+    if ni == 0 or nw == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {ni}D and {nw}D")
+    if nw > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nw}D")
+
+
+def _fusable_bias(bias):
+    """PyTorch's test for folding the bias into an addmm: one non-trivial dim, contiguous."""
+    return sum(1 for s in bias._shape if s != 1) == 1 and bias.is_contiguous()
+
+
+def _linear(input, weight, bias=None):
+    wt = _t(weight)
+    if bias is not None:
+        shape = input._shape
+        if len(shape) == 2:
+            return addmm(bias, input, wt)
+        # PyTorch folds the leading dims of a contiguous input into one addmm (so addmm's rules apply)
+        if _fusable_bias(bias) and input.is_contiguous():
+            rows = _count(shape, range(len(shape) - 1))
+            out = addmm(bias, reshape(input, (rows, shape[-1])), wt)
+            return view(out, shape[:-1] + (out._shape[1],))
+    out = matmul(input, wt)
+    # in place, as in PyTorch: the bias may neither widen the dtype nor the shape of the product
+    return out if bias is None else add_(out, bias)
+
+
+linear = document(defop("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+                        check=_check_linear, composite=_linear),
+                  "input @ weight.T + bias (weight: out_features x in_features).")
+
+
+def _check_outer(self, vec2):
+    for name, v in (("self", self), ("vec2", vec2)):
+        if len(v._shape) != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {len(v._shape)}-D")
+
+
+outer = document(defop("outer(Tensor self, Tensor vec2) -> Tensor", check=_check_outer,
+                       composite=lambda self, vec2: unsqueeze(self, 1) * vec2),
+                 "The outer product of two 1-D tensors (dtypes promote).")
+
+
+# -- norm -------------------------------------------------------------------------------------
+def _check_vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
+    if not self._dtype.is_floating_point:
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. "
+                           f"Got {_pt_name(self._dtype)}")
+    if dtype is not None:
+        if not dtype.is_floating_point:
+            raise RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, but got "
+                               f"{_pt_name(dtype)}")
+        if promote_types(self._dtype, dtype) is not dtype:
+            raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({_pt_name(self._dtype)}) should be "
+                               f"convertible without narrowing to the specified dtype ({_pt_name(dtype)})")
+    if (ord < 0 or ord == _INF) and 0 in self._shape:
+        what = f"the {ord:g} norm"
+        if not dim:
+            raise RuntimeError(f"linalg.vector_norm cannot compute {what} on an empty tensor because the "
+                               "operation does not have an identity")
+        for d in dim:
+            if self._shape[_wrap_dim(d, len(self._shape))] == 0:
+                raise RuntimeError(f"linalg.vector_norm cannot compute {what} on the dimension {d}because this "
+                                   "dimension is empty and the operation does not have an identity")
+    reduce_dims(self, dim)
+
+
+def _vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
+    out = self._dtype if dtype is None else dtype
+    x = _opmath(_as(self, out))
+    dims = reduce_dims(x, dim)
+    if ord == 2:
+        r = _sqrt(_sum(x * x, dims, keepdim))
+    elif ord == _INF:
+        r = amax(x.abs(), dims, keepdim)
+    elif ord == -_INF:
+        r = amin(x.abs(), dims, keepdim)
+    elif ord == 0:
+        r = _sum(x != 0, dims, keepdim, dtype=x._dtype)
+    elif ord == 1:
+        r = _sum(x.abs(), dims, keepdim)
+    else:
+        total = _sum(x.abs() ** ord, dims, keepdim)
+        if ord > 0:  # a zero norm's gradient is 0, as in PyTorch, not inf * 0
+            zero = total == 0
+            r = _where(zero, 0.0, _where(zero, 1.0, total) ** (1.0 / ord))
+        else:
+            r = total ** (1.0 / ord)
+    return _as(r, out)
+
+
+vector_norm = defop("linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
+                    "ScalarType? dtype=None) -> Tensor", check=_check_vector_norm, composite=_vector_norm)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """The vector ``p``-norm over ``dim`` (all dims by default): p a number (inf, -inf and 0 included),
+    "fro" or None for 2. Floating point inputs only; ``dtype`` computes in a wider dtype."""
+    dim = _dims(dim)
+    if p.__class__ is str:
+        if p == "fro" and (dim is None or len(dim) <= 2):
+            return vector_norm(input, 2, dim, keepdim, dtype=dtype)
+        dims = tuple(range(input.dim())) if dim is None else dim
+        if len(dims) != 2:
+            raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dims))}")
+        if p != "nuc":
+            raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+        raise NotImplementedError("linalg.matrix_norm: the nuclear norm needs a singular value decomposition, "
+                                  "which tensorplug does not implement")
+    return vector_norm(input, 2 if p is None else p, dim, keepdim, dtype=dtype)
+
+
+for _name, _fn in {"addmm": addmm, "outer": outer, "norm": norm}.items():
+    attach(_name, _fn)
+    public(_name, _fn)
+public("linear", linear)

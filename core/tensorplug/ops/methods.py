@@ -1,13 +1,19 @@
 """Tensor methods and Python operators for the core's ops.
 
 Methods whose first schema argument is ``self`` are the op's entry function
-itself (no wrapper, so ``x.t()`` costs one call). Elementwise methods and
-their Python operators (``+``, ``<``, ``~``...) are attached by :mod:`.elementwise`.
+itself (no wrapper, so ``x.t()`` costs one call). Each op module attaches the
+methods of its own ops; the pointwise ones also attach their Python operators
+(``+`` in :mod:`.arithmetic`, ``<`` and ``~`` in :mod:`.comparison`, ``**`` in
+:mod:`.math_ops`).
 """
 
 from __future__ import annotations
 
+import weakref
+
 from .. import dtypes as _dt
+from ..autograd import backward as _backward
+from ..backend import canonical_device
 from ..device import device as _device
 from ..autograd.graph import check_hook_result
 from ..dispatch.keys import Autograd
@@ -124,7 +130,6 @@ def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, mem
         else:
             raise TypeError(f"to() received an invalid combination of arguments: {type(a).__name__}")
     if device is not None:
-        from ..backend import canonical_device
         device = canonical_device(_device(device))
     same_dtype = dtype is None or dtype is self._dtype
     same_dev = device is None or device == self._device
@@ -199,7 +204,6 @@ Tensor.requires_grad = property(lambda self: self._requires_grad,
 # -- autograd ---------------------------------------------------------------------------
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     """Accumulate the gradient of this tensor into the ``.grad`` of the leaves it depends on."""
-    from ..autograd import backward as _backward
     _backward([self], [gradient] if gradient is not None else None, retain_graph, create_graph, inputs)
 
 
@@ -210,7 +214,7 @@ def retain_grad(self):
     if self._grad_fn is None or self._retains_grad:
         return
     node, nr = self._grad_fn, self._output_nr
-    ref = __import__("weakref").ref(self)
+    ref = weakref.ref(self)
 
     def keep(grads):
         t = ref()

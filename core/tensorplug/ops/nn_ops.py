@@ -24,12 +24,15 @@ from __future__ import annotations
 
 import math
 
-import tensorplug as _tp
-
 from .. import dtypes as _dt
 from ..autograd.grad_mode import no_grad
+from ._common import document as _document
 from ._lib import defop
+from .comparison import where_fn as _where
+from .factories import arange, empty_like, full, ones, tensor, zeros
+from .joining import cat, stack
 from .promotion import _pt_name
+from .reductions import var_mean_fn as _var_mean
 
 __all__ = ["constant_pad", "conv1d", "conv1d_padding", "conv2d", "conv2d_padding", "max_pool1d", "max_pool2d",
            "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d", "batch_norm",
@@ -38,11 +41,6 @@ __all__ = ["constant_pad", "conv1d", "conv1d_padding", "conv2d", "conv2d_padding
 
 _INF = math.inf
 REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}  # the int ``reduction`` of the loss schemas
-
-
-def _document(entry, text):
-    entry.__doc__ = f"{text}\n\n{entry.__doc__}"
-    return entry
 
 
 def _tup(v, nd):
@@ -70,12 +68,12 @@ def constant_pad(x, pad, value):
             shape = list(out._shape)
             if lo:
                 shape[dim] = lo
-                parts.append(_tp.full(shape, value, dtype=out._dtype, device=out._device))
+                parts.append(full(shape, value, dtype=out._dtype, device=out._device))
             parts.append(out)
             if hi:
                 shape[dim] = hi
-                parts.append(_tp.full(shape, value, dtype=out._dtype, device=out._device))
-            out = _tp.cat(parts, dim)
+                parts.append(full(shape, value, dtype=out._dtype, device=out._device))
+            out = cat(parts, dim)
     return out
 
 
@@ -112,7 +110,7 @@ def _patches(x, kernel, stride, dilation):
         rows = x.narrow(2, i * dh, ho) if sh == 1 else x[:, :, i * dh:i * dh + sh * (ho - 1) + 1:sh]
         for j in range(kw):
             views.append(rows.narrow(3, j * dw, wo) if sw == 1 else rows[..., j * dw:j * dw + sw * (wo - 1) + 1:sw])
-    return _tp.stack(views, 2)
+    return stack(views, 2)
 
 
 # -- convolution ---------------------------------------------------------------------------------
@@ -338,8 +336,8 @@ def _max_pool(nd, return_indices):
             return out
         idx = idx.squeeze(2)
         dev = input._device
-        rows = (_tp.arange(ho, device=dev) * s[0] - p[0]).view(ho, 1) + (idx // k[1]) * d[0]
-        cols = (_tp.arange(wo, device=dev) * s[1] - p[1]) + (idx % k[1]) * d[1]
+        rows = (arange(ho, device=dev) * s[0] - p[0]).view(ho, 1) + (idx // k[1]) * d[0]
+        cols = (arange(wo, device=dev) * s[1] - p[1]) + (idx % k[1]) * d[1]
         width = input._shape[-1]
         return out, _pool_finish(rows * width + cols, nd, batched)
     return max_pool
@@ -408,7 +406,7 @@ def _avg_pool(nd):
             counts.append(row)
         if all(c == k[0] for c in counts[0]) and all(c == k[1] for c in counts[1]):
             return _pool_finish(sums / (k[0] * k[1]), nd, batched)
-        div = _tp.tensor([[a * b for b in counts[1]] for a in counts[0]], dtype=sums._dtype, device=sums._device)
+        div = tensor([[a * b for b in counts[1]] for a in counts[0]], dtype=sums._dtype, device=sums._device)
         return _pool_finish(sums / div, nd, batched)
     return avg_pool
 
@@ -447,7 +445,7 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
     c = input._shape[1]
     dims = (0,) + tuple(range(2, input.dim()))
     if training or running_mean is None or running_var is None:
-        var, mean = _tp.var_mean(input, dims, correction=0)
+        var, mean = _var_mean(input, dims, correction=0)
         if training and running_mean is not None:
             n = input.numel() // c
             with no_grad():
@@ -486,7 +484,7 @@ def _check_layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5,
 
 def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
     dims = tuple(range(-len(normalized_shape), 0))
-    var, mean = _tp.var_mean(input, dims, correction=0, keepdim=True)
+    var, mean = _var_mean(input, dims, correction=0, keepdim=True)
     out = (input - mean) * (var + eps).rsqrt()
     if weight is not None:
         out = out * weight
@@ -518,7 +516,7 @@ def _check_group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn
 def _group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
     n, c = input._shape[:2]
     x = input.reshape(n, num_groups, -1)
-    var, mean = _tp.var_mean(x, (-1,), correction=0, keepdim=True)
+    var, mean = _var_mean(x, (-1,), correction=0, keepdim=True)
     out = ((x - mean) * (var + eps).rsqrt()).view(input._shape)
     shape = (c,) + (1,) * (input.dim() - 2)
     if weight is not None:
@@ -549,10 +547,10 @@ def _embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse
     flat = indices.reshape(-1)
     out = weight.index_select(0, flat)
     if padding_idx >= 0 and out._requires_grad:
-        out = _tp.where((flat != padding_idx).unsqueeze(1), out, out.detach())
+        out = _where((flat != padding_idx).unsqueeze(1), out, out.detach())
     if scale_grad_by_freq and out._requires_grad:
-        counts = _tp.zeros((v,), dtype=out._dtype, device=out._device).index_put_(
-            (flat,), _tp.ones(flat._shape, dtype=out._dtype, device=out._device), accumulate=True)
+        counts = zeros((v,), dtype=out._dtype, device=out._device).index_put_(
+            (flat,), ones(flat._shape, dtype=out._dtype, device=out._device), accumulate=True)
         # forward value unchanged (out - out.detach() is exactly 0); gradient scaled by 1 / count
         out = out.detach() + (out - out.detach()) / counts.index_select(0, flat).unsqueeze(1)
     return out.view(indices._shape + (weight._shape[1],))
@@ -610,7 +608,7 @@ def _nll_terms(logp, target, weight, ignore_index):
     class_dim = 0 if logp.dim() == 1 else 1
     c = logp._shape[class_dim]
     ignored = target == ignore_index
-    safe = _tp.where(ignored, 0, target)
+    safe = _where(ignored, 0, target)
     if safe._dtype is not _dt.int64:
         safe = safe.long()
     try:
@@ -695,7 +693,7 @@ def _cross_entropy(self, target, weight=None, reduction=1, ignore_index=-100, la
     if label_smoothing <= 0:
         return nll
     lp = logp if weight is None else logp * weight.view((c,) + (1,) * (input.dim() - class_dim - 1))
-    smooth = _tp.where(ignored, 0.0, -lp.sum(class_dim))
+    smooth = _where(ignored, 0.0, -lp.sum(class_dim))
     if reduction == 1:
         smooth = smooth.sum() / denom
     else:
@@ -763,7 +761,7 @@ def _sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, sca
     factor = 1 / math.sqrt(E) if scale is None else scale
     scores = query.matmul(key.transpose(-2, -1)) * factor
     if is_causal:
-        attn_mask = _tp.ones((L, S), dtype=_dt.bool, device=query._device).tril()
+        attn_mask = ones((L, S), dtype=_dt.bool, device=query._device).tril()
     masked = None  # True where an element takes no part
     if attn_mask is not None:
         if attn_mask._dtype is _dt.bool:
@@ -774,14 +772,14 @@ def _sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, sca
             masked = scores == -_INF
         # rows that take no part at all give 0 (PyTorch's safe softmax), with finite gradients
         empty = masked.all(-1, keepdim=True)
-        weights = _tp.where(empty, 0.0, _tp.where(empty, 0.0, scores).softmax(-1))
+        weights = _where(empty, 0.0, _where(empty, 0.0, scores).softmax(-1))
     else:
         weights = scores.softmax(-1)
     if dropout_p > 0.0:
         if dropout_p == 1.0:
             weights = weights * 0.0
         else:
-            weights = weights * _tp.empty_like(weights).bernoulli_(1 - dropout_p).div_(1 - dropout_p)
+            weights = weights * empty_like(weights).bernoulli_(1 - dropout_p).div_(1 - dropout_p)
     return weights.matmul(value)
 
 

@@ -33,7 +33,7 @@ def _finfo(npdt):
     """numpy's finfo, or ml_dtypes' for its types (bfloat16), imported only for those."""
     if npdt.kind == "f":
         return np.finfo(npdt)
-    import ml_dtypes
+    import ml_dtypes  # lazy: only the types numpy lacks (bfloat16) need it
 
     return ml_dtypes.finfo(npdt)
 from ._lib import defop, public, attach

@@ -8,8 +8,11 @@ still register faster kernels for individual view ops.
 
 from __future__ import annotations
 
-from ._lib import defop, public
+from ..autograd.views import _buffer, _region, _geometry
 from ..tensor import _wrap_dim, make_tensor
+from ._lib import defop, public
+from .factories import arange, zeros_for
+from .memory import clone
 
 
 def _infer_size(size, numel):
@@ -158,7 +161,6 @@ def _reshape_impl(self, shape):
     st = _view_strides(self._shape, self.stride(), size)
     if st is not None:
         return view(self, size)
-    from .memory import clone
     # the copy is private to this call, so the result owns it rather than being a view of it
     return _unsafe_view(clone(self), size)
 
@@ -524,7 +526,6 @@ def _(grad, dim):
 
 
 def _scatter_into_zeros(grad, shape, view_fn):
-    from .factories import zeros_for
     out = zeros_for(shape, grad)
     view_fn(out).copy_(grad)
     return out
@@ -547,7 +548,6 @@ def _(grad, self_shape, offset, dim1, dim2):
 
 @derivative("unfold")
 def _(grad, self_shape, dimension, size, step):
-    from .factories import zeros_for
     out = zeros_for(self_shape, grad)
     n = len(self_shape)
     if n == 0:
@@ -564,8 +564,6 @@ def _(grad, self_shape, dimension, size, step):
 def _(grad, self, size, stride, storage_offset):
     # the view may overlap itself (stride 0, or windows): add each element's gradient at
     # its storage position, then read the input's elements back out of storage order
-    from ..autograd.views import _buffer, _region, _geometry
-    from .factories import arange
     base_geom = _geometry(self)
     offset = self.storage_offset() if storage_offset is None else storage_offset
     view_geom = (tuple(size), tuple(stride), offset)

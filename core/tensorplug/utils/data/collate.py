@@ -58,7 +58,7 @@ def default_collate(batch):
     """
     from ...ops.factories import as_tensor, tensor
     from ... import dtypes as _dt
-    from ...ops.composite import stack
+    from ...ops.joining import stack
 
     elem = batch[0]
     if isinstance(elem, Tensor):

@@ -1,0 +1,301 @@
+"""Activations and the other ``nn.functional`` pointwise ops: ``relu``, ``leaky_relu``, ``gelu``,
+``silu``, ``elu``, ``softplus``, ``mish``, ``hardtanh``, ``relu6``, ``softmax``, ``log_softmax``
+and ``one_hot``.
+
+Each is a CompositeImplicitAutograd kernel, so every backend gets it for free
+and autograd (and any transform) differentiates it through its pieces. Every
+argument check runs in the op's ``check``, once, before dispatch, so all
+backends raise PyTorch's errors (its CPU messages, kernel names included).
+float16 and bfloat16 inputs of the multi-step activations compute in float32
+and round once at the end, as PyTorch's CPU kernels do.
+
+Decompositions keep their gradients finite: a ``where`` whose unused branch
+overflows (exp of a large input) would multiply a zero gradient by inf, so
+such branches see clamped inputs. relu, hardtanh and elu have backward formulas
+of their own, as in PyTorch: through ``maximum``, ``clamp`` and ``expm1`` their
+gradients at the kinks and in the tail would differ from PyTorch's;
+``threshold_backward`` (relu's) and ``log_softmax`` have one so that a backend
+may fuse them.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import dtypes as _dt
+from ..autograd.formulas import derivative
+from ..tensor import _wrap_dim
+from ._common import document as _document, opmath as _opmath, as_dtype as _as
+from ._lib import defop, attach, public
+from .arithmetic import maximum
+from .comparison import clamp, clamp_max, clamp_tensor_, where_fn as _where
+from .factories import arange, zeros
+from .memory import _to_copy, clone
+from .pointwise import not_implemented, zero_of as _zero_of
+from .reductions import sum as _sum, amax, amin
+from .views import unsqueeze
+
+
+def _float_only(kernel_name):
+    """Check for activations PyTorch implements for floating dtypes only."""
+    def check(self, *rest):
+        if not self._dtype.is_floating_point:
+            raise not_implemented(kernel_name, self._dtype)
+    return check
+
+
+# -- relu, threshold_backward --------------------------------------------------------------------
+def _check_relu(self):
+    if self._dtype is _dt.bool:
+        raise RuntimeError("Boolean inputs not supported for relu")
+
+
+def _relu(self):
+    # one primitive call, the fastest decomposition: maximum propagates NaN like PyTorch's relu, and with
+    # the zero first it returns x at ties, so relu(-0.0) is -0.0 as in PyTorch
+    return maximum(_zero_of(self), self)
+
+
+relu = _document(defop("relu(Tensor self) -> Tensor", check=_check_relu, composite=_relu),
+                 "max(x, 0) elementwise (NaN stays NaN); keeps the dtype, bool is not supported.")
+relu_ = _document(defop("relu_(Tensor(a!) self) -> Tensor(a!)", check=_check_relu,
+                        composite=lambda self: clamp_tensor_(self, _zero_of(self), None)),
+                  "In-place relu.")
+
+
+def _check_threshold_backward(grad_output, self, threshold):
+    if grad_output._shape != self._shape:
+        raise RuntimeError(f"grad_output and self must have the same shape, got {list(grad_output._shape)} and "
+                           f"{list(self._shape)}")
+
+
+# PyTorch's threshold_backward: the gradient where self > threshold, else 0. A composite every backend
+# gets, with a formula of its own, that a backend may fuse (the CPU masks the bits in one pass; a
+# where() over a random mask costs ten times more there).
+threshold_backward = defop("threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
+                           check=_check_threshold_backward,
+                           composite=lambda grad_output, self, threshold: _where(self <= threshold, 0.0,
+                                                                                   grad_output))
+
+
+@derivative("threshold_backward")
+def _(grad, self, threshold):
+    return threshold_backward(grad, self, threshold), None
+
+
+@derivative("relu")
+@derivative("relu_")
+def _(grad, result):
+    # no gradient where the output is 0 (maximum would split the tie at 0)
+    return threshold_backward(grad, result, 0)
+
+
+# -- leaky_relu, gelu, silu, elu, softplus, mish -------------------------------------------------
+def _leaky_relu(self, negative_slope=0.01):
+    return _where(self > 0, self, self * negative_slope)
+
+
+leaky_relu = _document(defop("leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
+                             check=_float_only("leaky_relu_cpu"), composite=_leaky_relu),
+                       "x where x > 0, else negative_slope * x.")
+
+
+def _check_gelu(self, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    _float_only("GeluKernelImpl")(self)
+
+
+_SQRT_HALF = math.sqrt(0.5)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+def _gelu(self, approximate="none"):
+    x = _opmath(self)
+    if approximate == "tanh":
+        inner = (x + x * x * x * 0.044715) * _SQRT_2_OVER_PI
+        y = x * (inner.tanh() + 1.0) * 0.5
+    else:
+        y = x * ((x * _SQRT_HALF).erf() + 1.0) * 0.5
+    return _as(y, self._dtype)
+
+
+gelu = _document(defop("gelu(Tensor self, *, str approximate='none') -> Tensor", check=_check_gelu,
+                       composite=_gelu),
+                 "x * Phi(x), Phi the standard normal CDF; ``approximate='tanh'`` uses the tanh formula.")
+
+
+def _silu(self):
+    x = _opmath(self)
+    return _as(x * x.sigmoid(), self._dtype)
+
+
+silu = _document(defop("silu(Tensor self) -> Tensor", check=_float_only("silu_cpu"), composite=_silu),
+                 "x * sigmoid(x) (also called swish).")
+
+
+def _elu(self, alpha=1, scale=1, input_scale=1):
+    x = _opmath(self)
+    pos = x if scale == 1 else x * scale
+    neg = (x if input_scale == 1 else x * input_scale).expm1()
+    if alpha * scale != 1:
+        neg = neg * (alpha * scale)
+    return _as(_where(x > 0, pos, neg), self._dtype)
+
+
+elu = _document(defop("elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor",
+                      check=_float_only("elu_cpu"), composite=_elu),
+                "scale * x where x > 0, else alpha * scale * (exp(input_scale * x) - 1).")
+
+
+@derivative("elu")
+def _(grad, self, alpha, scale, input_scale):
+    # PyTorch's elu_backward: the derivative of expm1 through its result (expm1(x) + 1) cancels to 0 in
+    # float32 below x = -17; exp of the clamped input stays accurate, and finite for double backward
+    neg = (clamp_max(self * input_scale, 0).exp() * (alpha * scale * input_scale))
+    return grad * _where(self > 0, scale, neg)
+
+
+def _soft(x, beta=1, threshold=20):
+    bx = x if beta == 1 else x * beta
+    soft = clamp_max(bx, threshold).exp().log1p()
+    if beta != 1:
+        soft = soft / beta
+    return _where(bx > threshold, x, soft)
+
+
+def _softplus(self, beta=1, threshold=20):
+    return _as(_soft(_opmath(self), beta, threshold), self._dtype)
+
+
+softplus = _document(defop("softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
+                           check=_float_only("softplus_cpu"), composite=_softplus),
+                     "log(1 + exp(beta * x)) / beta, or x itself where beta * x > threshold.")
+
+
+def _mish(self):
+    # PyTorch's mish has no threshold; past 20, tanh of either is 1 to float64 precision
+    x = _opmath(self)
+    return _as(x * _soft(x).tanh(), self._dtype)
+
+
+mish = _document(defop("mish(Tensor self) -> Tensor", check=_float_only("mish_cpu"), composite=_mish),
+                 "x * tanh(log(1 + exp(x))).")
+
+
+# -- hardtanh, relu6 ------------------------------------------------------------------------------
+def _check_hardtanh(self, min_val=-1, max_val=1):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    d = self._dtype
+    if d is _dt.bool:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if d is _dt.uint8 and (int(min_val) < 0 or int(max_val) < 0):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+
+
+def _hardtanh(self, min_val=-1, max_val=1):
+    if not self._dtype.is_floating_point:  # integer inputs keep their dtype: the limits are truncated
+        min_val, max_val = int(min_val), int(max_val)
+    return clamp(self, min_val, max_val)
+
+
+hardtanh = _document(defop("hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
+                           check=_check_hardtanh, composite=_hardtanh),
+                     "clamp(x, min_val, max_val), keeping the dtype (integer inputs truncate the limits).")
+
+
+@derivative("hardtanh")
+def _(grad, self, min_val, max_val):
+    # PyTorch's hardtanh_backward: no gradient at the limits either (clamp's would pass it there)
+    return _where((self <= min_val) | (self >= max_val), 0.0, grad)
+
+
+relu6 = _document(defop("relu6(Tensor self) -> Tensor", check=lambda self: _check_hardtanh(self, 0, 6),
+                        composite=lambda self: hardtanh(self, 0, 6)),
+                  "min(max(x, 0), 6): hardtanh(x, 0, 6).")
+
+
+# -- softmax, log_softmax ----------------------------------------------------------------------
+def _check_softmax(name):
+    def check(self, dim, dtype=None):
+        n = len(self._shape)
+        d = _wrap_dim(dim, n)
+        computed = self._dtype if dtype is None else dtype
+        # PyTorch returns empty inputs before picking a kernel, whatever the dtype
+        if not computed.is_floating_point and 0 not in self._shape:
+            kernel = "lastdim_kernel_impl" if d == max(n - 1, 0) else "kernel_impl"
+            raise not_implemented(f"{name}_{kernel}", computed)
+    return check
+
+
+def _softmax(self, dim, dtype=None):
+    x = self if dtype is None else _as(self, dtype)
+    if 0 in x._shape:
+        return x if x is not self else clone(x)
+    y = _opmath(x)
+    e = (y - amax(y, (dim,), True)).exp()
+    return _as(e / _sum(e, (dim,), True), x._dtype)
+
+
+def _log_softmax(self, dim, dtype=None):
+    x = self if dtype is None else _as(self, dtype)
+    if 0 in x._shape:
+        return x if x is not self else clone(x)
+    y = _opmath(x)
+    # unlike logsumexp, an infinite max gives NaN here, as in PyTorch
+    s = y - amax(y, (dim,), True)
+    return _as(s - _sum(s.exp(), (dim,), True).log(), x._dtype)
+
+
+softmax = _document(defop("softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+                          check=_check_softmax("softmax"), composite=_softmax),
+                    "exp(x) / sum(exp(x)) along ``dim`` (computed in ``dtype`` when given).")
+log_softmax = _document(defop("log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+                              check=_check_softmax("log_softmax"), composite=_log_softmax),
+                        "log(softmax(x)) along ``dim``, computed stably (in ``dtype`` when given).")
+
+
+# A composite with a formula of its own: a backend may register one fused kernel for it (the CPU
+# does; cross-entropy runs it every step), and autograd records one node instead of six.
+@derivative("log_softmax.int")
+def _(grad, dim, result):
+    return grad - result.exp() * grad.sum((dim,), keepdim=True)
+
+
+# -- one_hot --------------------------------------------------------------------------------------
+def _check_one_hot(self, num_classes=-1):
+    if self._dtype is not _dt.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes <= 0 and 0 in self._shape:
+        raise RuntimeError("Can not infer total number of classes from empty tensor.")
+
+
+def _one_hot(self, num_classes=-1):
+    if 0 in self._shape:
+        return zeros(self._shape + (num_classes,), dtype=_dt.int64, device=self._device)
+    # only the values can tell: PyTorch reads them back too
+    if amin(self).item() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    top = amax(self).item()
+    if num_classes == -1:
+        num_classes = top + 1
+    elif top >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    classes = arange(num_classes, device=self._device)
+    return _to_copy(unsqueeze(self, -1) == classes, dtype=_dt.int64)
+
+
+one_hot = _document(defop("one_hot(Tensor self, int num_classes=-1) -> Tensor", check=_check_one_hot,
+                          composite=_one_hot),
+                    "int64 indices to int64 one-hot vectors along a new last dim of size ``num_classes`` "
+                    "(max + 1 by default).")
+
+
+# -- Tensor methods and tensorplug.* functions -------------------------------------------------------
+for _name, _fn in {"softmax": softmax, "log_softmax": log_softmax, "relu": relu, "relu_": relu_}.items():
+    attach(_name, _fn)
+    public(_name, _fn)
+for _name, _fn in {"leaky_relu": leaky_relu, "gelu": gelu, "silu": silu, "elu": elu, "softplus": softplus,
+                   "mish": mish, "hardtanh": hardtanh, "relu6": relu6, "one_hot": one_hot}.items():
+    public(_name, _fn)
