@@ -117,8 +117,6 @@ def test_graph_sees_function_local_and_relative_imports():
     assert graph["tensorplug.ops._lib"] >= {"tensorplug.tensor"}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11 (remaining): cycles among core modules are not broken yet; remove this mark "
-                                       "once the graph is acyclic")
 def test_no_import_cycle():
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
@@ -158,6 +156,6 @@ def test_unexplained_local_imports_are_found(tmp_path):
     assert len(found) == 1 and found[0].endswith("m.py:2: import os")
 
 
-@pytest.mark.parametrize("root", PLUGIN_PACKAGES, ids=lambda p: p.name)
-def test_every_function_local_import_of_a_plugin_says_why(root):
+@pytest.mark.parametrize("root", PACKAGES, ids=lambda p: p.name)
+def test_every_function_local_import_says_why(root):
     assert unexplained_local_imports(root) == []

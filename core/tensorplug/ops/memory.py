@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._lib import defop
-from .promotion import broadcast_shapes
+from .promotion import broadcast_shapes, scalar_dtype
 from ..backend import backend_for, canonical_device
 
 
@@ -73,7 +73,6 @@ clone.__doc__ = ("A copy of ``self`` in fresh, contiguous memory (autograd flows
 
 def _full_impl(size, fill_value, dtype=None, device=None):
     if dtype is None:
-        from .promotion import scalar_dtype
         dtype = scalar_dtype(fill_value)
     return _fresh(fill_(empty(size, dtype=dtype, device=device), fill_value))
 

@@ -100,7 +100,7 @@ def register_transform_check(transform, name, fn, *, per_dtype=True, applies=Non
 def load_op_db():
     """The op database, filled by importing ``tensorplug.testing.op_db`` the first time."""
     if not OP_DB:
-        from . import op_db  # noqa: F401  lazy: the op database is large; it fills OP_DB on first use
+        from . import op_db  # noqa: F401 # lazy: the op database is large; it fills OP_DB on first use
     return OP_DB
 
 

@@ -7,6 +7,9 @@ import copy
 
 import numpy as np
 
+from ... import dtypes as _dt
+from ...ops.factories import as_tensor, tensor
+from ...ops.joining import stack
 from ...tensor import Tensor
 
 __all__ = ["default_collate", "default_convert"]
@@ -56,10 +59,6 @@ def default_collate(batch):
     - other sequences are transposed and collated position by position: a
       batch of ``(x, y)`` tuples gives ``[xs, ys]`` (a list, as in PyTorch).
     """
-    from ...ops.factories import as_tensor, tensor
-    from ... import dtypes as _dt
-    from ...ops.joining import stack
-
     elem = batch[0]
     if isinstance(elem, Tensor):
         return stack(batch, 0)
@@ -97,8 +96,6 @@ def default_convert(data):
 
     The collate function of a DataLoader with ``batch_size=None`` (no batching).
     """
-    from ...ops.factories import as_tensor
-
     if isinstance(data, Tensor):
         return data
     if isinstance(data, np.ndarray):
