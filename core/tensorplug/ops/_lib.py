@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..autograd.fallback import autograd_fallback
 from ..dispatch.library import Library, owner_scope
+from ..dispatch.tags import Tag
 from ..tensor import Tensor
 
 with owner_scope("core"):
@@ -21,6 +22,13 @@ with owner_scope("core"):
     LIB.fallback(autograd_fallback, "Autograd")
 
 ENTRIES: dict = {}  # schema full name -> entry function
+
+POINTWISE = (Tag.pointwise,)
+"""The tags of an elementwise op: vmap batches it by broadcasting, with no rule of its own."""
+SEEDED = (Tag.nondeterministic_seeded,)
+"""The tags of an op that draws random numbers."""
+DYNAMIC_SHAPE = (Tag.dynamic_output_shape,)
+"""The tags of an op whose output shape depends on the input's values (boolean-mask indexing)."""
 
 
 def defop(schema, *, check=None, composite=None, explicit=None, tags=()):

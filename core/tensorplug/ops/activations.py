@@ -26,7 +26,7 @@ from .. import dtypes as _dt
 from ..autograd.formulas import derivative
 from ..tensor import _wrap_dim
 from ._common import document as _document, opmath as _opmath, as_dtype as _as
-from ._lib import defop, attach, public
+from ._lib import DYNAMIC_SHAPE, POINTWISE, defop, attach, public
 from .arithmetic import maximum
 from .comparison import clamp, clamp_max, clamp_tensor_, where_fn as _where
 from .factories import arange, zeros
@@ -56,10 +56,10 @@ def _relu(self):
     return maximum(_zero_of(self), self)
 
 
-relu = _document(defop("relu(Tensor self) -> Tensor", check=_check_relu, composite=_relu),
+relu = _document(defop("relu(Tensor self) -> Tensor", check=_check_relu, composite=_relu, tags=POINTWISE),
                  "max(x, 0) elementwise (NaN stays NaN); keeps the dtype, bool is not supported.")
 relu_ = _document(defop("relu_(Tensor(a!) self) -> Tensor(a!)", check=_check_relu,
-                        composite=lambda self: clamp_tensor_(self, _zero_of(self), None)),
+                        composite=lambda self: clamp_tensor_(self, _zero_of(self), None), tags=POINTWISE),
                   "In-place relu.")
 
 
@@ -75,7 +75,7 @@ def _check_threshold_backward(grad_output, self, threshold):
 threshold_backward = defop("threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
                            check=_check_threshold_backward,
                            composite=lambda grad_output, self, threshold: _where(self <= threshold, 0.0,
-                                                                                   grad_output))
+                                                                                   grad_output), tags=POINTWISE)
 
 
 @derivative("threshold_backward")
@@ -96,7 +96,7 @@ def _leaky_relu(self, negative_slope=0.01):
 
 
 leaky_relu = _document(defop("leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
-                             check=_float_only("leaky_relu_cpu"), composite=_leaky_relu),
+                             check=_float_only("leaky_relu_cpu"), composite=_leaky_relu, tags=POINTWISE),
                        "x where x > 0, else negative_slope * x.")
 
 
@@ -121,7 +121,7 @@ def _gelu(self, approximate="none"):
 
 
 gelu = _document(defop("gelu(Tensor self, *, str approximate='none') -> Tensor", check=_check_gelu,
-                       composite=_gelu),
+                       composite=_gelu, tags=POINTWISE),
                  "x * Phi(x), Phi the standard normal CDF; ``approximate='tanh'`` uses the tanh formula.")
 
 
@@ -130,7 +130,7 @@ def _silu(self):
     return _as(x * x.sigmoid(), self._dtype)
 
 
-silu = _document(defop("silu(Tensor self) -> Tensor", check=_float_only("silu_cpu"), composite=_silu),
+silu = _document(defop("silu(Tensor self) -> Tensor", check=_float_only("silu_cpu"), composite=_silu, tags=POINTWISE),
                  "x * sigmoid(x) (also called swish).")
 
 
@@ -144,7 +144,7 @@ def _elu(self, alpha=1, scale=1, input_scale=1):
 
 
 elu = _document(defop("elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor",
-                      check=_float_only("elu_cpu"), composite=_elu),
+                      check=_float_only("elu_cpu"), composite=_elu, tags=POINTWISE),
                 "scale * x where x > 0, else alpha * scale * (exp(input_scale * x) - 1).")
 
 
@@ -169,7 +169,7 @@ def _softplus(self, beta=1, threshold=20):
 
 
 softplus = _document(defop("softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
-                           check=_float_only("softplus_cpu"), composite=_softplus),
+                           check=_float_only("softplus_cpu"), composite=_softplus, tags=POINTWISE),
                      "log(1 + exp(beta * x)) / beta, or x itself where beta * x > threshold.")
 
 
@@ -179,7 +179,7 @@ def _mish(self):
     return _as(x * _soft(x).tanh(), self._dtype)
 
 
-mish = _document(defop("mish(Tensor self) -> Tensor", check=_float_only("mish_cpu"), composite=_mish),
+mish = _document(defop("mish(Tensor self) -> Tensor", check=_float_only("mish_cpu"), composite=_mish, tags=POINTWISE),
                  "x * tanh(log(1 + exp(x))).")
 
 
@@ -201,7 +201,7 @@ def _hardtanh(self, min_val=-1, max_val=1):
 
 
 hardtanh = _document(defop("hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
-                           check=_check_hardtanh, composite=_hardtanh),
+                           check=_check_hardtanh, composite=_hardtanh, tags=POINTWISE),
                      "clamp(x, min_val, max_val), keeping the dtype (integer inputs truncate the limits).")
 
 
@@ -212,7 +212,7 @@ def _(grad, self, min_val, max_val):
 
 
 relu6 = _document(defop("relu6(Tensor self) -> Tensor", check=lambda self: _check_hardtanh(self, 0, 6),
-                        composite=lambda self: hardtanh(self, 0, 6)),
+                        composite=lambda self: hardtanh(self, 0, 6), tags=POINTWISE),
                   "min(max(x, 0), 6): hardtanh(x, 0, 6).")
 
 
@@ -287,7 +287,7 @@ def _one_hot(self, num_classes=-1):
 
 
 one_hot = _document(defop("one_hot(Tensor self, int num_classes=-1) -> Tensor", check=_check_one_hot,
-                          composite=_one_hot),
+                          composite=_one_hot, tags=DYNAMIC_SHAPE),
                     "int64 indices to int64 one-hot vectors along a new last dim of size ``num_classes`` "
                     "(max + 1 by default).")
 

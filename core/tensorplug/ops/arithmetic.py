@@ -23,7 +23,7 @@ from .. import dtypes as _dt
 from ..autograd.formulas import derivative
 from ..autograd.helpers import sum_to
 from ..tensor import Tensor
-from ._lib import defop, attach
+from ._lib import POINTWISE, defop, attach
 from .comparison import where, eq, lt, gt, lt_scalar
 from .factories import zeros
 from .memory import same_device, copy_, _to_copy
@@ -129,7 +129,7 @@ def _check_positive(self):
 
 # -- neg, positive --------------------------------------------------------------------------
 neg, neg_ = defunary("neg", _check_neg)
-positive = defop("positive(Tensor(a) self) -> Tensor(a)", check=_check_positive, composite=lambda self: self)
+positive = defop("positive(Tensor(a) self) -> Tensor(a)", check=_check_positive, composite=lambda self: self, tags=POINTWISE)
 
 export_unary({"neg": ("neg negative", "-x (bool is not supported: use ~ or logical_not).")}, globals())
 export("positive", documented(positive, "The input itself (bool raises, as for the unary `+` operator)."))
@@ -157,7 +157,7 @@ def _check_rsub_scalar(self, other, alpha=1):
 rsub = defop("rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
              composite=lambda self, other, alpha=1: sub(other, self, alpha=alpha))
 rsub_scalar = defop("rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", check=_check_rsub_scalar,
-                    composite=_rsub_scalar_impl)
+                    composite=_rsub_scalar_impl, tags=POINTWISE)
 
 
 # the result has the broadcast shape; each gradient is summed back to its input's
@@ -220,7 +220,7 @@ def _remainder_scalar_tensor(self, other):
 
 
 remainder_scalar_tensor = defop("remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor",
-                                composite=_remainder_scalar_tensor)
+                                composite=_remainder_scalar_tensor, tags=POINTWISE)
 
 
 def _floor_divide_impl(self, other):
@@ -324,8 +324,8 @@ def _(grad, self, other, needs_input_grad):
 
 
 # -- maximum, minimum -----------------------------------------------------------------------
-maximum = defop("maximum(Tensor self, Tensor other) -> Tensor", check=check_binary)
-minimum = defop("minimum(Tensor self, Tensor other) -> Tensor", check=check_binary)
+maximum = defop("maximum(Tensor self, Tensor other) -> Tensor", check=check_binary, tags=POINTWISE)
+minimum = defop("minimum(Tensor self, Tensor other) -> Tensor", check=check_binary, tags=POINTWISE)
 
 
 def _minmax_grads(grad, self, other, needs, loses):
@@ -405,13 +405,13 @@ def _addcdiv_inplace_impl(self, tensor1, tensor2, value=1):
 
 
 addcmul = defop("addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
-                composite=_addcmul_impl)
+                composite=_addcmul_impl, tags=POINTWISE)
 addcmul_ = defop("addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)",
-                 composite=_addcmul_inplace_impl)
+                 composite=_addcmul_inplace_impl, tags=POINTWISE)
 addcdiv = defop("addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
-                check=_check_addcdiv, composite=_addcdiv_impl)
+                check=_check_addcdiv, composite=_addcdiv_impl, tags=POINTWISE)
 addcdiv_ = defop("addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)",
-                 check=_check_addcdiv, composite=_addcdiv_inplace_impl)
+                 check=_check_addcdiv, composite=_addcdiv_inplace_impl, tags=POINTWISE)
 
 
 def _check_lerp(self, end, weight):
@@ -452,13 +452,13 @@ def _lerp_impl(self, end, weight):
 
 
 lerp = defop("lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", check=_check_lerp,
-             composite=_lerp_impl)
+             composite=_lerp_impl, tags=POINTWISE)
 lerp_scalar = defop("lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", check=_check_lerp,
-                    composite=_lerp_scalar_impl)
+                    composite=_lerp_scalar_impl, tags=POINTWISE)
 lerp_ = defop("lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)", check=_check_lerp_,
-              composite=lambda self, end, weight: copy_(self, _lerp_impl(self, end, weight)))
+              composite=lambda self, end, weight: copy_(self, _lerp_impl(self, end, weight)), tags=POINTWISE)
 lerp_scalar_ = defop("lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)", check=_check_lerp_,
-                     composite=_lerp_scalar_inplace_impl)
+                     composite=_lerp_scalar_inplace_impl, tags=POINTWISE)
 
 
 def lerp_fn(input, end, weight):

@@ -24,7 +24,7 @@ from ..autograd.formulas import derivative
 from ..autograd.helpers import sum_to
 from ..tensor import Tensor
 from ._common import document as _document
-from ._lib import defop, public, attach
+from ._lib import POINTWISE, defop, public, attach
 from .factories import zeros, ones
 from .memory import same_device, _to_copy
 from .pointwise import (scalar_tensor, wrap_for, not_implemented, check_binary, check_inplace_shape,
@@ -54,12 +54,12 @@ def _check_inplace_logical(a, b):
 
 logical_not, logical_not_ = defunary("logical_not")
 bitwise_not, bitwise_not_ = defunary("bitwise_not", unsupported("bitwise_not", _FLOATING))
-logical_and = defop("logical_and(Tensor self, Tensor other) -> Tensor", check=check_binary)
-logical_or = defop("logical_or(Tensor self, Tensor other) -> Tensor", check=check_binary)
-logical_xor = defop("logical_xor(Tensor self, Tensor other) -> Tensor", check=check_binary)
-logical_and_ = defop("logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)", check=_check_inplace_logical)
-logical_or_ = defop("logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)", check=_check_inplace_logical)
-logical_xor_ = defop("logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)", check=_check_inplace_logical)
+logical_and = defop("logical_and(Tensor self, Tensor other) -> Tensor", check=check_binary, tags=POINTWISE)
+logical_or = defop("logical_or(Tensor self, Tensor other) -> Tensor", check=check_binary, tags=POINTWISE)
+logical_xor = defop("logical_xor(Tensor self, Tensor other) -> Tensor", check=check_binary, tags=POINTWISE)
+logical_and_ = defop("logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)", check=_check_inplace_logical, tags=POINTWISE)
+logical_or_ = defop("logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)", check=_check_inplace_logical, tags=POINTWISE)
+logical_xor_ = defop("logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)", check=_check_inplace_logical, tags=POINTWISE)
 bitwise_and, bitwise_and_scalar, bitwise_and_, bitwise_and_scalar_ = defbinary(
     "bitwise_and", integral_only("bitwise_and", check_binary), integral_only("bitwise_and", check_inplace_binary))
 bitwise_or, bitwise_or_scalar, bitwise_or_, bitwise_or_scalar_ = defbinary(
@@ -136,7 +136,7 @@ def _where_scalar(condition, self, other):
     return where(condition, scalar_tensor(self, d, condition._device), scalar_tensor(other, d, condition._device))
 
 
-where = defop("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", check=_check_where)
+where = defop("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", check=_check_where, tags=POINTWISE)
 where_scalar_other = defop("where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor",
                            composite=_where_scalar_other)
 where_scalar_self = defop("where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor",
@@ -223,19 +223,19 @@ def _clamp_inplace_impl(self, min=None, max=None):
 
 
 clamp_tensor = defop("clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
-                     check=_check_clamp_tensor)
+                     check=_check_clamp_tensor, tags=POINTWISE)
 clamp_tensor_ = defop("clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)",
-                      check=_check_clamp_tensor_)
+                      check=_check_clamp_tensor_, tags=POINTWISE)
 clamp = defop("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", check=_check_clamp,
-              composite=_clamp_impl)
+              composite=_clamp_impl, tags=POINTWISE)
 clamp_ = defop("clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)", check=_check_clamp,
-               composite=_clamp_inplace_impl)
-clamp_min = defop("clamp_min(Tensor self, Scalar min) -> Tensor", composite=lambda self, min: clamp(self, min))
-clamp_max = defop("clamp_max(Tensor self, Scalar max) -> Tensor", composite=lambda self, max: clamp(self, None, max))
+               composite=_clamp_inplace_impl, tags=POINTWISE)
+clamp_min = defop("clamp_min(Tensor self, Scalar min) -> Tensor", composite=lambda self, min: clamp(self, min), tags=POINTWISE)
+clamp_max = defop("clamp_max(Tensor self, Scalar max) -> Tensor", composite=lambda self, max: clamp(self, None, max), tags=POINTWISE)
 clamp_min_ = defop("clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)",
-                   composite=lambda self, min: clamp_(self, min))
+                   composite=lambda self, min: clamp_(self, min), tags=POINTWISE)
 clamp_max_ = defop("clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)",
-                   composite=lambda self, max: clamp_(self, None, max))
+                   composite=lambda self, max: clamp_(self, None, max), tags=POINTWISE)
 
 
 def _bound(self, v):
@@ -341,10 +341,10 @@ def _isfinite(self):
     return (self - self) == 0  # inf - inf and NaN - NaN are NaN
 
 
-isnan = _document(defop("isnan(Tensor self) -> Tensor", composite=lambda self: self != self),
+isnan = _document(defop("isnan(Tensor self) -> Tensor", composite=lambda self: self != self, tags=POINTWISE),
                   "True where the element is NaN.")
-isinf = _document(defop("isinf(Tensor self) -> Tensor", composite=_isinf), "True where the element is +-inf.")
-isfinite = _document(defop("isfinite(Tensor self) -> Tensor", composite=_isfinite),
+isinf = _document(defop("isinf(Tensor self) -> Tensor", composite=_isinf, tags=POINTWISE), "True where the element is +-inf.")
+isfinite = _document(defop("isfinite(Tensor self) -> Tensor", composite=_isfinite, tags=POINTWISE),
                      "True where the element is neither NaN nor +-inf.")
 
 for _name, _fn in {"isclose": isclose, "allclose": allclose, "isnan": isnan, "isinf": isinf,

@@ -31,7 +31,7 @@ from ..autograd.formulas import derivative
 from ..autograd.helpers import sum_to
 from ..tensor import Tensor, _wrap_dim
 from ._common import document
-from ._lib import defop, attach, public
+from ._lib import DYNAMIC_SHAPE, POINTWISE, defop, attach, public
 from .comparison import where_scalar_other
 from .factories import zeros_for as _zeros
 from .joining import cat
@@ -382,7 +382,7 @@ def _check_bounds(values, dim, size):
         raise IndexError(f"index {int(bad)} is out of bounds for dimension {dim} with size {size}")
 
 
-index = defop("index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", check=_check_index)
+index = defop("index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", check=_check_index, tags=DYNAMIC_SHAPE)
 
 
 def bool_masks(indices):
@@ -537,7 +537,7 @@ masked_fill_scalar_ = defop("masked_fill_.Scalar(Tensor(a!) self, Tensor mask, S
 masked_fill = defop("masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
                     check=_check_masked_fill, composite=_broadcast_copy(masked_fill_))
 masked_fill_scalar = defop("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",
-                           check=_check_masked_fill_scalar, composite=_broadcast_copy(masked_fill_scalar_))
+                           check=_check_masked_fill_scalar, composite=_broadcast_copy(masked_fill_scalar_), tags=POINTWISE)
 
 
 def _masked_fill(t_op, s_op, name):

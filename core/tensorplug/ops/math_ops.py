@@ -23,7 +23,7 @@ from ..autograd.formulas import derivative
 from ..autograd.helpers import sum_to
 from ..tensor import Tensor
 from ._common import document as _document, opmath as _opmath, as_dtype as _as
-from ._lib import defop, public, attach
+from ._lib import POINTWISE, defop, public, attach
 from .arithmetic import neg, add, add_scalar, sub_scalar, mul, mul_scalar, div, rsub_scalar, maximum
 from .comparison import where, where_fn as _where, eq_scalar, ge_scalar, logical_and
 from .pointwise import (scalar_tensor, scalar_result_dtype, not_implemented, check_binary, check_inplace_binary,
@@ -163,10 +163,10 @@ def _check_same_shape(grad_output, output):
 
 
 tanh_backward = defop("tanh_backward(Tensor grad_output, Tensor output) -> Tensor", check=_check_same_shape,
-                      composite=lambda grad_output, output: mul(grad_output, rsub_scalar(mul(output, output), 1)))
+                      composite=lambda grad_output, output: mul(grad_output, rsub_scalar(mul(output, output), 1)), tags=POINTWISE)
 sigmoid_backward = defop("sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
                          check=_check_same_shape,
-                         composite=lambda grad_output, output: mul(mul(grad_output, rsub_scalar(output, 1)), output))
+                         composite=lambda grad_output, output: mul(mul(grad_output, rsub_scalar(output, 1)), output), tags=POINTWISE)
 
 
 @derivative("tanh_backward")
@@ -205,7 +205,7 @@ def _(grad, result):
 
 
 # -- abs, sign and rounding: dtype-preserving -------------------------------------------------------
-abs, abs_ = defunary("abs", unsupported("abs", _BOOL))
+abs, abs_ = defunary("abs", unsupported("abs", _BOOL), inplace_tags=())  # PyTorch's abs_ has no pointwise tag
 sign, sign_ = defunary("sign")
 floor, floor_ = defunary("floor", unsupported("floor", _BOOL))
 ceil, ceil_ = defunary("ceil", unsupported("ceil", _BOOL))
@@ -213,9 +213,9 @@ round, round_ = defunary("round", unsupported("round", _BOOL))
 trunc, trunc_ = defunary("trunc", unsupported("trunc", _BOOL))
 frac, frac_ = defunary("frac", unsupported("frac", _BOOL, _INTEGRAL))
 round_decimals = defop("round.decimals(Tensor self, *, int decimals) -> Tensor",
-                       check=unsupported("round", _BOOL, _INTEGRAL))
+                       check=unsupported("round", _BOOL, _INTEGRAL), tags=POINTWISE)
 round_decimals_ = defop("round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)",
-                        check=unsupported("round", _BOOL, _INTEGRAL))
+                        check=unsupported("round", _BOOL, _INTEGRAL), tags=POINTWISE)
 
 
 @with_inplace("abs")
@@ -289,13 +289,13 @@ def _pow_inplace_scalar_impl(self, exponent):
     return pow_(self, scalar_tensor(exponent, self._dtype, self._device))
 
 
-pow = defop("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", check=_check_pow)
+pow = defop("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", check=_check_pow, tags=POINTWISE)
 pow_tensor_scalar = defop("pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
-                          composite=_pow_tensor_scalar_impl)
-pow_scalar = defop("pow.Scalar(Scalar self, Tensor exponent) -> Tensor", composite=_pow_scalar_impl)
-pow_ = defop("pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)", check=_check_pow_)
+                          composite=_pow_tensor_scalar_impl, tags=POINTWISE)
+pow_scalar = defop("pow.Scalar(Scalar self, Tensor exponent) -> Tensor", composite=_pow_scalar_impl, tags=POINTWISE)
+pow_ = defop("pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)", check=_check_pow_, tags=POINTWISE)
 pow_scalar_ = defop("pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)",
-                    composite=_pow_inplace_scalar_impl)
+                    composite=_pow_inplace_scalar_impl, tags=POINTWISE)
 
 
 def _square_impl(self):
@@ -306,8 +306,8 @@ def _square_inplace_impl(self):
     return pow_scalar_(self, 2)
 
 
-square = defop("square(Tensor self) -> Tensor", composite=_square_impl)
-square_ = defop("square_(Tensor(a!) self) -> Tensor(a!)", composite=_square_inplace_impl)
+square = defop("square(Tensor self) -> Tensor", composite=_square_impl, tags=POINTWISE)
+square_ = defop("square_(Tensor(a!) self) -> Tensor(a!)", composite=_square_inplace_impl, tags=POINTWISE)
 
 
 def pow_fn(input, exponent):
@@ -344,8 +344,8 @@ def _(grad, self, exponent, needs_input_grad):
 
 
 # -- atan2 ----------------------------------------------------------------------------------------
-atan2 = defop("atan2(Tensor self, Tensor other) -> Tensor", check=check_binary)
-atan2_ = defop("atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)", check=check_inplace_float_binary)
+atan2 = defop("atan2(Tensor self, Tensor other) -> Tensor", check=check_binary, tags=POINTWISE)
+atan2_ = defop("atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)", check=check_inplace_float_binary, tags=POINTWISE)
 
 
 @with_inplace("atan2")
@@ -374,7 +374,7 @@ def _logaddexp(self, other):
 
 
 logaddexp = _document(defop("logaddexp(Tensor self, Tensor other) -> Tensor", check=_check_logaddexp,
-                            composite=_logaddexp),
+                            composite=_logaddexp, tags=POINTWISE),
                       "log(exp(x) + exp(y)) without overflow; floating point results only.")
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._lib import defop
+from ._lib import POINTWISE, defop
 from .promotion import broadcast_shapes, scalar_dtype
 from ..backend import backend_for, canonical_device
 
@@ -65,7 +65,7 @@ def _clone_impl(self, memory_format=None):
     return _fresh(copy_(empty(self._shape, dtype=self._dtype, device=self._device), self))
 
 
-clone = defop("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", explicit=_clone_impl)
+clone = defop("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", explicit=_clone_impl, tags=POINTWISE)
 clone.__doc__ = ("A copy of ``self`` in fresh, contiguous memory (autograd flows back to ``self``).\n\n"
                  "``memory_format`` is accepted for PyTorch compatibility and ignored: tensorplug has only the "
                  "row-major (contiguous) format.")

@@ -27,7 +27,7 @@ import math
 from .. import dtypes as _dt
 from ..autograd.grad_mode import no_grad
 from ._common import document as _document
-from ._lib import defop
+from ._lib import SEEDED, defop
 from .comparison import where_fn as _where
 from .factories import arange, empty_like, full, ones, tensor, zeros
 from .joining import cat, stack
@@ -786,7 +786,7 @@ def _sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, sca
 scaled_dot_product_attention = _document(
     defop("scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, "
           "float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor",
-          check=_check_sdpa, composite=_sdpa),
+          check=_check_sdpa, composite=_sdpa, tags=SEEDED),
     "softmax(query @ key^T * scale + mask) @ value over (..., L, E), (..., S, E), (..., S, Ev).\n\n"
     "A bool ``attn_mask`` marks the elements that take part (True), a float one is added to the scores; "
     "``is_causal`` uses the lower-triangular (L, S) mask; ``scale`` defaults to 1 / sqrt(E); ``dropout_p`` "

@@ -38,7 +38,7 @@ from ..autograd.formulas import derivative
 from ..backend import backend_of as _backend_of
 from ..dispatch.keys import REGISTRY
 from ..tensor import Tensor, make_tensor
-from ._lib import defop, public, attach
+from ._lib import POINTWISE, defop, public, attach
 from .factories import as_tensor, zeros_like
 from .memory import same_device
 from .promotion import broadcast_shapes, result_type, check_can_cast, _pt_name
@@ -257,24 +257,26 @@ def inplace_scalar_overload(tensor_entry, compute=_same):
 def defbinary(name, check, inplace_check=None, extra="", tensor="Tensor", scalar="Scalar", compute=_same,
               scalar_check=None):
     """Define ``name.Tensor`` and ``name.Scalar`` and, given ``inplace_check``, ``name_.Tensor``
-    and ``name_.Scalar``; ``extra`` appends arguments to every schema, ``compute`` maps the
-    promoted dtype to the one the op computes in and ``scalar_check`` checks the ``.Scalar``
-    overloads. Returns the entries."""
-    t = defop(f"{name}.{tensor}(Tensor self, Tensor other{extra}) -> Tensor", check=check)
+    and ``name_.Scalar``, all tagged pointwise; ``extra`` appends arguments to every schema,
+    ``compute`` maps the promoted dtype to the one the op computes in and ``scalar_check``
+    checks the ``.Scalar`` overloads. Returns the entries."""
+    t = defop(f"{name}.{tensor}(Tensor self, Tensor other{extra}) -> Tensor", check=check, tags=POINTWISE)
     s = defop(f"{name}.{scalar}(Tensor self, Scalar other{extra}) -> Tensor", check=scalar_check,
-              composite=scalar_overload(t, compute))
+              composite=scalar_overload(t, compute), tags=POINTWISE)
     if inplace_check is None:
         return t, s
-    ti = defop(f"{name}_.{tensor}(Tensor(a!) self, Tensor other{extra}) -> Tensor(a!)", check=inplace_check)
+    ti = defop(f"{name}_.{tensor}(Tensor(a!) self, Tensor other{extra}) -> Tensor(a!)", check=inplace_check,
+               tags=POINTWISE)
     si = defop(f"{name}_.{scalar}(Tensor(a!) self, Scalar other{extra}) -> Tensor(a!)", check=scalar_check,
-               composite=inplace_scalar_overload(ti, compute))
+               composite=inplace_scalar_overload(ti, compute), tags=POINTWISE)
     return t, s, ti, si
 
 
-def defunary(name, check=None, inplace_check=None):
-    """Define ``name(Tensor self)`` and its in-place form ``name_``; returns both entries."""
-    f = defop(f"{name}(Tensor self) -> Tensor", check=check)
-    f_ = defop(f"{name}_(Tensor(a!) self) -> Tensor(a!)", check=inplace_check or check)
+def defunary(name, check=None, inplace_check=None, inplace_tags=POINTWISE):
+    """Define ``name(Tensor self)`` and its in-place form ``name_``, tagged pointwise (the in-place form
+    with ``inplace_tags``); returns both entries."""
+    f = defop(f"{name}(Tensor self) -> Tensor", check=check, tags=POINTWISE)
+    f_ = defop(f"{name}_(Tensor(a!) self) -> Tensor(a!)", check=inplace_check or check, tags=inplace_tags)
     return f, f_
 
 

@@ -36,7 +36,7 @@ def _finfo(npdt):
     import ml_dtypes  # lazy: only the types numpy lacks (bfloat16) need it
 
     return ml_dtypes.finfo(npdt)
-from ._lib import defop, public, attach
+from ._lib import SEEDED, defop, public, attach
 from .promotion import _pt_name, broadcast_shapes
 from . import factories as _f
 from . import memory as _mem
@@ -314,18 +314,18 @@ def _check_randperm(n, generator=None, dtype=None, device=None):
 
 # -- primitives ---------------------------------------------------------------------------
 uniform_ = defop("uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)",
-                 check=_check_uniform)
+                 check=_check_uniform, tags=SEEDED)
 normal_ = defop("normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)",
-                check=_check_normal)
+                check=_check_normal, tags=SEEDED)
 bernoulli_ = defop("bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)",
-                   check=_check_bernoulli_p)
-bernoulli = defop("bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", check=_check_bernoulli)
+                   check=_check_bernoulli_p, tags=SEEDED)
+bernoulli = defop("bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", check=_check_bernoulli, tags=SEEDED)
 random_from_ = defop("random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)",
-                     check=_check_random)
+                     check=_check_random, tags=SEEDED)
 multinomial = defop("multinomial(Tensor self, int num_samples, bool replacement=False, *, "
-                    "Generator? generator=None) -> Tensor", check=_check_multinomial)
+                    "Generator? generator=None) -> Tensor", check=_check_multinomial, tags=SEEDED)
 randperm = defop("randperm(SymInt n, *, Generator? generator=None, ScalarType? dtype=None, Device? device=None)"
-                 " -> Tensor", check=_check_randperm)
+                 " -> Tensor", check=_check_randperm, tags=SEEDED)
 
 _random_from_positional = random_from_._op.positional
 

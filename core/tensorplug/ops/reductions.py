@@ -27,7 +27,7 @@ from ..autograd.formulas import derivative
 from ..autograd.helpers import unsqueeze_dims
 from ..tensor import Tensor, _wrap_dim
 from ._common import document, dims_arg as _dims, opmath as _opmath, as_dtype as _as
-from ._lib import defop, attach, public
+from ._lib import POINTWISE, defop, attach, public
 from .arithmetic import maximum, minimum
 from .comparison import where_fn as _where
 from .indexing import gather
@@ -308,8 +308,8 @@ max_dim = defop("max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor va
                 check=_check_dim("max"), composite=_with_values(argmax))
 min_dim = defop("min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
                 check=_check_dim("min"), composite=_with_values(argmin))
-max_other = defop("max.other(Tensor self, Tensor other) -> Tensor", composite=maximum)
-min_other = defop("min.other(Tensor self, Tensor other) -> Tensor", composite=minimum)
+max_other = defop("max.other(Tensor self, Tensor other) -> Tensor", composite=maximum, tags=POINTWISE)
+min_other = defop("min.other(Tensor self, Tensor other) -> Tensor", composite=minimum, tags=POINTWISE)
 
 
 def _max_or_min(name, full, by_dim, other, result):

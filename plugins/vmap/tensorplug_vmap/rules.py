@@ -15,7 +15,8 @@ the values (so lower vmap levels and autograd see them) and returns it with
 the batch dimension of each output (None: the same for every example). For
 in-place ops it writes into the value of ``self`` and returns ``(None,
 None)``. Each family below is one general mechanism; :data:`RULES` maps
-op names to them.
+op names to them, and every op tagged ``Tag.pointwise`` gets the elementwise
+family from its tag (:func:`rule_for`).
 """
 
 from __future__ import annotations
@@ -523,33 +524,21 @@ def multinomial_rule(ctx, op, vals, bdims, args):
 # --------------------------------------------------------------------------
 # The table
 # --------------------------------------------------------------------------
-_UNARY = """abs acos asin atan ceil cos cosh erf exp exp2 expm1 floor frac log log10 log1p log2 neg reciprocal
-round round.decimals rsqrt sigmoid sign sin sinh sqrt tan tanh trunc bitwise_not logical_not clone _to_copy alias
-relu elu hardtanh fill_.Scalar""".split()
-_UNARY += """abs_ acos_ asin_ atan_ ceil_ cos_ cosh_ erf_ exp_ exp2_ expm1_ floor_ frac_ log_ log10_ log1p_ log2_ neg_
-reciprocal_ round_ round_.decimals rsqrt_ sigmoid_ sign_ sin_ sinh_ sqrt_ tan_ tanh_ trunc_ bitwise_not_ logical_not_
-relu_""".split()
-_BINARY_PROMOTING = """add.Tensor sub.Tensor mul.Tensor div.Tensor div.Tensor_mode fmod.Tensor remainder.Tensor
-atan2 maximum minimum pow.Tensor_Tensor eq.Tensor ne.Tensor lt.Tensor le.Tensor gt.Tensor ge.Tensor
-bitwise_and.Tensor bitwise_or.Tensor bitwise_xor.Tensor logical_and logical_or logical_xor""".split()
-_BINARY_INPLACE = """add_.Tensor sub_.Tensor mul_.Tensor div_.Tensor div_.Tensor_mode fmod_.Tensor remainder_.Tensor
-atan2_ pow_.Tensor bitwise_and_.Tensor bitwise_or_.Tensor bitwise_xor_.Tensor logical_and_ logical_or_ logical_xor_
-copy_""".split()
+# Elementwise ops get their rule from their tag (Tag.pointwise: see pointwise_rule below), not from a
+# list here; these are the elementwise ops PyTorch does not tag pointwise.
+_UNARY = ["_to_copy", "alias", "fill_.Scalar", "abs_"]
+_BINARY_INPLACE = ["copy_"]
 
 RULES: dict = {}
 for _n in _UNARY:
     RULES[_n] = unary
-for _n in _BINARY_PROMOTING:
-    RULES[_n] = broadcasting((0, 1), promote=(0, 1))
 for _n in _BINARY_INPLACE:
     RULES[_n] = broadcasting((0, 1), inplace=True)
 RULES.update({
     "sigmoid_backward": same_shape((0, 1)),
     "tanh_backward": same_shape((0, 1)),
     "threshold_backward": same_shape((0, 1)),
-    "where.self": broadcasting((0, 1, 2), promote=(1, 2)),
-    "clamp.Tensor": broadcasting((0, 1, 2), promote=(0, 1, 2)),
-    "clamp_.Tensor": broadcasting((0, 1, 2), inplace=True),
+    "where.self": broadcasting((0, 1, 2), promote=(1, 2)),  # the condition does not promote
     "masked_fill_.Tensor": masked_fill_rule,
     "sum.dim_IntList": reduction(),
     "amax": reduction(),
@@ -603,8 +592,11 @@ def pointwise_rule(op):
     in place into ``self``). The tag, not a list of names, decides: a new elementwise op, the core's
     or a plugin's, gets its batching rule from its definition."""
     positions = tuple(i for i, a in enumerate(op.schema.arguments) if a.type == "Tensor" and not a.is_list)
-    if len(positions) == 1:
+    if positions == (0,):
         return unary
+    if len(positions) == 1:  # one tensor after a scalar (remainder.Scalar_Tensor): its batch dim stays
+        p = positions[0]
+        return lambda ctx, op, vals, bdims, args: (op.positional(*vals), bdims[p])
     if op.schema.arguments[0].is_write:
         return broadcasting(positions, inplace=True)
     return broadcasting(positions, promote=positions)

@@ -249,6 +249,14 @@ def test_an_op_tagged_pointwise_gets_the_elementwise_rule_from_its_tag():
     lib._destroy()
 
 
+def test_the_cores_elementwise_ops_carry_the_pointwise_tag_and_others_do_not():
+    assert tp.Tag.pointwise in tp.ops.tensorplug.add.Tensor.tags
+    assert tp.Tag.pointwise in tp.ops.tensorplug.exp.default.tags
+    assert tp.Tag.pointwise in tp.ops.tensorplug.mul_.Tensor.tags
+    assert tp.Tag.pointwise not in tp.ops.tensorplug.sum.dim_IntList.tags
+    assert tp.Tag.pointwise not in tp.ops.tensorplug.matmul.default.tags
+
+
 def test_registered_rule_is_used():
     lib = tp.library.Library("vmaptest2", "DEF")
     lib.define("plus1(Tensor self) -> Tensor")
