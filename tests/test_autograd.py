@@ -248,6 +248,62 @@ def test_in_place_on_a_leaf_that_requires_grad_raises():
     assert x.item() == 2.0
 
 
+def test_a_view_made_before_an_in_place_op_on_its_base_sees_the_write():
+    x = leaf([1.0, 2.0, 3.0])
+    y = x * 1
+    v = y[:2]
+    y.mul_(10)
+    assert v.grad_fn.name() == "AsStridedBackward0"
+    v.sum().backward()
+    assert x.grad.tolist() == [10.0, 10.0, 0.0]  # PyTorch's; the old history gave [1, 1, 0]
+
+
+def test_views_made_before_a_write_through_another_view_see_it():
+    x = leaf([1.0, 2.0, 3.0])
+    y = x * 1
+    a, b, t = y[:2], y[1:], y[1:].view(2, 1).t()
+    a.mul_(2)  # writes y[0], y[1] through a
+    (b.sum() + t.sum()).backward()
+    assert x.grad.tolist() == [0.0, 4.0, 2.0]  # d/dx of 2*(2 x1) + 2*x2: y[1] was doubled, y[2] not
+
+
+def test_a_custom_function_marking_a_view_dirty_rebases_its_base_and_regenerates_views():
+    class Double(autograd.Function):
+        @staticmethod
+        def forward(ctx, v):
+            ctx.mark_dirty(v)
+            v.mul_(2)
+            return v
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = leaf([1.0, 2.0, 3.0])
+    y = x * 1
+    other = y[1:]
+    Double.apply(y[:2])  # through a view: the base and its other views see it
+    (y.sum() + other.sum()).backward()
+    assert x.grad.tolist() == [2.0, 4.0, 2.0]  # PyTorch's
+    x = leaf([1.0, 2.0, 3.0])
+    y = x * 1
+    v = y[:2]
+    Double.apply(y)  # on the base: the view made before sees it
+    v.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0, 0.0]
+
+
+def test_a_view_of_a_leaf_keeps_its_history_and_the_registry_forgets_dead_views():
+    x = leaf([1.0, 2.0])
+    for _ in range(100):
+        x[:1].sum()  # views of a leaf: nothing to regenerate, nothing remembered
+    assert "_views" not in x.__dict__
+    y = x * 1
+    for _ in range(100):
+        y[:1]
+    assert len(y.__dict__["_views"]) <= 33
+
+
 def test_in_place_op_without_formula_on_a_leaf_raises_pytorchs_error():
     # an op with no backward formula reaches the Autograd fallback, which must guard writes the same way
     from tensorplug.library import Library

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..dispatch.keys import Autograd
 from .graph import Node, gradient_edge
 from .grad_mode import is_grad_enabled
-from .views import check_inplace_write, rebase_history
+from .views import check_inplace_write, rebase_history, regenerate_views
 
 _BIT = Autograd.bit
 
@@ -62,4 +62,6 @@ def autograd_fallback(op, ks, *args):
     for t in written:
         if t._base is not None:
             rebase_history(t, node)  # so backward through the base reaches the error too
+        elif "_views" in t.__dict__:
+            regenerate_views(t)
     return out

@@ -37,7 +37,7 @@ from ..dispatch.library import Library, owner_scope
 from ..tensor import Tensor, make_tensor as _make_tensor
 from . import _ops
 from .graph import Node, gradient_edge, leaf_edge, _seq, _anomaly, _type_name
-from .views import check_inplace_write, rebase_history
+from .views import check_inplace_write, rebase_history, register_view, regenerate_views
 
 _new = object.__new__
 
@@ -498,14 +498,18 @@ def make_autograd_kernel(info):
         # a fresh output has the class default _output_nr 0; the tensor an in-place op returns may not
         body.append("        out._grad_fn = node; out._requires_grad = True; out._ks |= _BIT"
                     + ("; out._output_nr = 0" if info.write_positions else ""))
+        if schema.is_view:
+            body.append("        _register_view(out)")
     for p in info.write_positions:
         body.append(f"    if {names[p]}._base is not None: _rebase(({names[p]}), node)")
+        body.append(f"    elif '_views' in {names[p]}.__dict__: _regenerate({names[p]})")
     body.append("    return out")
     ns = {"_redispatch": op.redispatch, "_cache": op.cache, "op": op, "_any_req": _any_req, "_leaf_edge": leaf_edge, "_NO_EDGE": _NO_EDGE,
           "_opt_edge": _opt_edge, "_FLOATING": _dt.FLOATING,
           "_meta": _meta, "_check_write": _check_write, "_snapshot": _snapshot, "_save_output": save_output,
           "_new": object.__new__, "_Node": info.node_class, "_next_seq": _seq.__next__, "_anomaly": _anomaly,
           "_format_stack": traceback.format_stack, "_set_history": _set_history, "_rebase": rebase_history,
+          "_register_view": register_view, "_regenerate": regenerate_views,
           "_BIT": _BIT}
     src = "\n".join(body) + "\n"
     exec(compile(src, f"<autograd kernel {op.qualname}>", "exec"), ns)

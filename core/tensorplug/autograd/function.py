@@ -20,8 +20,20 @@ from ..tensor import Tensor
 from . import _ops
 from .graph import Node, SavedTensor, gradient_edge
 from .grad_mode import no_grad, is_grad_enabled
+from .views import rebase_history, regenerate_views
 
 _BIT = Autograd.bit
+
+
+def _rebase_dirty(t, node, tensor_args):
+    """An input the Function modified in place (``mark_dirty``): its base, or its views, see the write."""
+    if t._base is not None:
+        if not tensor_args or tensor_args[0] is not t:
+            raise RuntimeError("a custom Function that modifies a view in place (mark_dirty) must take that "
+                               "view as its first tensor argument")
+        rebase_history(t, node)
+    elif "_views" in t.__dict__:
+        regenerate_views(t)
 
 
 class FunctionCtx:
@@ -150,6 +162,8 @@ class Function(metaclass=FunctionMeta):
                 t._output_nr = i
                 t._requires_grad = True
                 t._ks |= _BIT
+                if id(t) in ctx._dirty:
+                    _rebase_dirty(t, node, tensor_args)
             new_outs.append(t)
         out_ids = {id(t): i for i, t in enumerate(new_outs)}
         if ctx._to_save is not None:

@@ -5,6 +5,12 @@ so its gradient must flow through the in-place op for that region and pass
 through unchanged elsewhere. :class:`CopySlices` becomes the base's grad_fn;
 the view's grad_fn becomes an :class:`AsStridedBackward0` of the new base.
 
+The other views of that base, made before the write, must see it too (and
+so must every view of a base written in place directly, ``y.mul_(10)``):
+a base with history keeps weak references to its views with history
+(:func:`register_view`), and an in-place op regenerates their grad_fn as an
+``AsStridedBackward0`` of the base's new history, as PyTorch does on access.
+
 Regions are addressed in storage coordinates: gradients are laid out in a
 zero buffer shaped like the storage, so any dense base and any view of it
 (slices, transposes, selects) are handled by ``as_strided``, a primitive of
@@ -12,6 +18,8 @@ every backend.
 """
 
 from __future__ import annotations
+
+import weakref
 
 from ..dispatch.keys import Autograd
 from . import _ops
@@ -93,6 +101,42 @@ def check_view_inplace(t):
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
 
 
+def register_view(view):
+    """Remember ``view`` (a view op's output that just got history) on its base, if the base has history
+    that an in-place op could change (a leaf's cannot: in-place on a leaf that requires grad raises)."""
+    base = view._base
+    if base is None or base._grad_fn is None:
+        return
+    d = base.__dict__
+    refs = d.get("_views")
+    if refs is None:
+        refs = d["_views"] = []
+    elif len(refs) >= 32 and not len(refs) & 31:  # every 32 views, forget the dead ones
+        refs[:] = [r for r in refs if r() is not None]
+    refs.append(weakref.ref(view))
+
+
+def regenerate_views(base, written=None):
+    """After an in-place op gave ``base`` new history: every live registered view of it (but ``written``,
+    which got its own) gets an ``AsStridedBackward0`` of that history, so its gradient sees the write."""
+    refs = base.__dict__.get("_views")
+    if not refs:
+        return
+    base_geom = _geometry(base)
+    base_meta = (base._shape, base._dtype, base._device)
+    edge = gradient_edge(base)
+    live = []
+    for r in refs:
+        v = r()
+        if v is None:
+            continue
+        live.append(r)
+        if v is not written and v._requires_grad:
+            v._grad_fn = AsStridedBackward0(edge, base_meta, base_geom, _geometry(v))
+            v._output_nr = 0
+    refs[:] = live
+
+
 def rebase_history(view, fn):
     """Make the base of ``view`` depend on the in-place node ``fn`` that just wrote ``view``."""
     base = view._base
@@ -106,3 +150,4 @@ def rebase_history(view, fn):
     base._ks |= _BIT
     view._grad_fn = AsStridedBackward0((cs, 0), base_meta, base_geom, view_geom)
     view._output_nr = 0
+    regenerate_views(base, view)
