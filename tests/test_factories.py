@@ -21,6 +21,7 @@ INFERENCE = [
     (np.float64(1.5), tp.float64), (np.float32(1.5), tp.float32), (np.int16(3), tp.int16),
     ([np.float64(1.5), 2.0], tp.float64), ([np.float32(1.5)], tp.float32), ([np.int32(1)], tp.int32),
     ([1, np.int32(2)], tp.int64), ([tp.tensor(1.), tp.tensor(2.)], tp.float32),
+    ([1.5, 2 ** 63], tp.float32), ([[2 ** 64], [np.float64(1)]], tp.float64),
 ]
 
 
@@ -111,6 +112,8 @@ ERRORS = [
     (lambda: tp.tensor({1: 2}), _err(RuntimeError, "Could not infer dtype of dict")),
     (lambda: tp.tensor([2 ** 63]), _err(ValueError, "Overflow when unpacking long long")),
     (lambda: tp.tensor([-2 ** 63 - 1]), _err(ValueError, "Overflow when unpacking long long")),
+    (lambda: tp.tensor([1, 2 ** 63]), _err(ValueError, "Overflow when unpacking long long")),
+    (lambda: tp.tensor([[1, 2], (-2 ** 63 - 1, True)]), _err(ValueError, "Overflow when unpacking long long")),
     (lambda: tp.tensor(1, requires_grad=True), _err(
         RuntimeError, "Only Tensors of floating point and complex dtype can require gradients")),
     (lambda: tp.ones(2, dtype=tp.int64, requires_grad=True), _err(

@@ -123,6 +123,8 @@ FACTORIES = [
     lambda lib: lib.tensor([[1, 2], [3]]), lambda lib: lib.tensor([1, 2.5]), lambda lib: lib.tensor([True, 1]),
     lambda lib: lib.tensor(np.array([1, 2], dtype=np.int32)), lambda lib: lib.tensor([np.float64(1.5)]),
     lambda lib: lib.tensor([[1, 2], 3]), lambda lib: lib.tensor("a"), lambda lib: lib.tensor([2 ** 63]),
+    lambda lib: lib.tensor([1, 2 ** 63]), lambda lib: lib.tensor([1.5, 2 ** 63]), lambda lib: lib.tensor([2 ** 64, 1.5]),
+    lambda lib: lib.tensor([[2 ** 64], [np.float64(1)]]), lambda lib: lib.tensor([True, -2 ** 63 - 1]),
     lambda lib: lib.arange(0, 1, 0.1), lambda lib: lib.arange(5, -6, -2), lambda lib: lib.arange(1, 5, -1),
     lambda lib: lib.arange(0.5, 3, dtype=lib.int64), lambda lib: lib.linspace(-1, 1, 4, dtype=lib.int64),
     lambda lib: lib.linspace(0, 1, 7), lambda lib: lib.eye(2, 3), lambda lib: lib.eye(2, -1),

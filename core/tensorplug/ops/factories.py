@@ -109,12 +109,26 @@ def _to_array(data):
     except OverflowError:
         raise ValueError("Overflow when unpacking long long") from None
     if arr.dtype == object or arr.dtype.kind in "US":
-        if all(isinstance(x, int) for x in np.ravel(arr)) and arr.size:
-            raise ValueError("Overflow when unpacking long long")
+        leaves = np.ravel(arr)
+        if leaves.size and all(isinstance(x, (int, float, np.integer, np.floating)) for x in leaves):
+            # Python ints past 64 bits (numpy keeps them as objects): PyTorch's overflow, unless a float
+            # makes the result floating point
+            if not any(isinstance(x, (float, np.floating)) for x in leaves):
+                raise ValueError("Overflow when unpacking long long")
+            return np.asarray(data, dtype=np.float64)
         raise _bad_scalar(data)
     if arr.dtype == np.uint64 and not isinstance(data, (np.ndarray, np.generic)):
         raise ValueError("Overflow when unpacking long long")
+    if (arr.dtype.kind == "f" and isinstance(data, (list, tuple)) and arr.size and np.abs(arr).max() >= 2.0 ** 63
+            and not _has_float(data)):
+        # numpy turned ints past int64 into floats; without a float among them PyTorch infers int64 and overflows
+        raise ValueError("Overflow when unpacking long long")
     return arr
+
+
+def _has_float(data):
+    """Whether nested lists hold a float (Python or numpy)."""
+    return any(isinstance(x, (float, np.floating)) or isinstance(x, (list, tuple)) and _has_float(x) for x in data)
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
