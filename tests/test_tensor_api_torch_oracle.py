@@ -57,6 +57,13 @@ GET_KEYS = [
     (0, slice(None), [0, 1]), (1, Ellipsis, [0, 1, 2]), ([0, 1], slice(None), 1), True, False, (0, False),
     ([0, 1], True), (None, [0, 1]), ([0, 1], None), 5, (0, 5), (None, 0, 7), (Ellipsis, 7), (0, 0, 0, 0),
     slice(None, None, -1), ([0, 1], [0, 1, 2]), 1.0,
+    # sequences in an index position, numpy scalars and arrays, and short lists read as tuples
+    range(2), range(0), range(3), (slice(None), range(1, 3)), (range(2), range(2)), (range(2), slice(None), [3, 0]),
+    ((1, 0), 2), [[0, 1], [1, 0]], [0, slice(None), 1], [1, None], [Ellipsis, 0], [range(2)], [0] * 40,
+    np.int64(1), (np.int32(1), np.int64(2)), np.array(1), (np.array(1), slice(None), np.array(2)),
+    np.array([[0, 1], [1, 0]]), np.array([1, 0], dtype=np.int32), np.True_, (0, np.float64(1)), [0.5],
+    (0, [1.7, 0.2]), np.array([2.5]), np.array([0, 1], dtype=np.uint8), (0, "a"), (0, [1, "a"]), {0: 1},
+    (slice(None), [[0, 1], [2]]), (slice(None), [1, None]), [1, 2 ** 63],
 ]
 
 
@@ -74,6 +81,9 @@ TENSOR_KEYS = [
     lambda lib: lib.tensor([5]), lambda lib: lib.tensor([-3]), lambda lib: lib.tensor([0.5]),
     lambda lib: lib.tensor([True, False, True]), lambda lib: lib.tensor(1), lambda lib: lib.tensor(True),
     lambda lib: lib.tensor([[0, 1], [1, 0]]), lambda lib: lib.tensor([1, 0], dtype=lib.int32),
+    lambda lib: lib.tensor(1, dtype=lib.int16), lambda lib: lib.tensor(-1, dtype=lib.int8),
+    lambda lib: lib.tensor(1, dtype=lib.uint8), lambda lib: lib.tensor(7), lambda lib: (lib.tensor(1), [0, 2]),
+    lambda lib: [lib.tensor(1), lib.tensor(2)], lambda lib: (Ellipsis, lib.tensor(3)),
 ]
 
 
@@ -82,10 +92,29 @@ def test_getitem_tensor_keys(key):
     assert_same(lambda lib: base(lib)[key(lib)])
 
 
+VIEW_KEYS = [
+    lambda lib: lib.tensor(1), lambda lib: (0, lib.tensor(2, dtype=lib.int32)), lambda lib: np.int64(1),
+    lambda lib: np.array(1), lambda lib: (lib.tensor(1), slice(None), np.array(3)), lambda lib: [1, 0],
+    lambda lib: range(1), lambda lib: lib.tensor([1]),
+]
+
+
+@pytest.mark.parametrize("key", VIEW_KEYS, ids=range(len(VIEW_KEYS)))
+def test_getitem_views_and_copies(key):
+    # whether a write into x[key] reaches x: ints (0-dim integer tensors too) give views, sequences copies
+    def run(lib):
+        x = base(lib).clone()
+        x[key(lib)].fill_(-1)
+        return x
+    assert_same(run)
+
+
 SET_CASES = [
     (0, 7), ((1, 2), 7.9), ((slice(None), 1), [100, 200, 300, 400]), ([1, 0], 9),
     ((slice(None), [2, 0]), [[1, 2, 3, 4]]),
     ((0, [1, 2], 3), [50, 60]), (True, 4), (0, [1, 2]), (slice(None), [[1.5] * 4] * 2), ([0, 7], 1.),
+    (range(1, 2), 3), ((range(2), 1, range(1, 3)), [8, 9]), ((1, range(3)), [[7], [8], [9]]),
+    ((np.int64(1), np.array(2)), 5), ([[0, 1], [1, 0]], 9),
 ]
 
 
