@@ -152,7 +152,8 @@ FACTORIES = [
     lambda lib: lib.tensor([[1, 2], [3]]), lambda lib: lib.tensor([1, 2.5]), lambda lib: lib.tensor([True, 1]),
     lambda lib: lib.tensor(np.array([1, 2], dtype=np.int32)), lambda lib: lib.tensor([np.float64(1.5)]),
     lambda lib: lib.tensor([[1, 2], 3]), lambda lib: lib.tensor("a"), lambda lib: lib.tensor([2 ** 63]),
-    lambda lib: lib.tensor([1, 2 ** 63]), lambda lib: lib.tensor([1.5, 2 ** 63]), lambda lib: lib.tensor([2 ** 64, 1.5]),
+    lambda lib: lib.tensor([1, 2 ** 63]), lambda lib: lib.tensor([1.5, 2 ** 63]),
+    lambda lib: lib.tensor([2 ** 64, 1.5]),
     lambda lib: lib.tensor([[2 ** 64], [np.float64(1)]]), lambda lib: lib.tensor([True, -2 ** 63 - 1]),
     lambda lib: lib.arange(0, 1, 0.1), lambda lib: lib.arange(5, -6, -2), lambda lib: lib.arange(1, 5, -1),
     lambda lib: lib.arange(0.5, 3, dtype=lib.int64), lambda lib: lib.linspace(-1, 1, 4, dtype=lib.int64),
@@ -168,6 +169,33 @@ def test_factories(make):
     (mine, _), (theirs, _) = both(make)
     if mine is not None:
         assert mine.dtype.name == str(theirs.dtype).replace("torch.", "")
+
+
+SIZE_CALLS = [
+    "L.empty(size=(2, 3))", "L.zeros(size=[2, 3], dtype=L.int64)", "L.zeros(size=())", "L.ones(size=(2,))",
+    "L.full(size=(2,), fill_value=3)", "L.rand(size=(2, 3))", "L.randn(size=(4,), dtype=L.float64)",
+    "L.normal(0., 1., size=(2,))", "L.randint(10, size=(3,))", "L.randint(10, size=())",
+    "L.randint(high=10, size=(3,))", "L.randint(2, 10, size=(3,))", "L.randint(2, high=10, size=(3,))",
+    "L.randint(low=2, high=10, size=(3,))", "L.randint(size=(3,), high=10, dtype=L.int32)", "L.randint(10, (3,))",
+    "L.zeros()", "L.empty()", "L.zeros(2, size=(2,))", "L.zeros(size=2)", "L.randint(10, size=3)",
+    "L.randint(3, 10)", "L.randint(5.5, (2,))", "L.randint(high=3.5, size=(2,))", "L.randint(True, (2,))",
+]
+# PyTorch's argument parser words these as "received an invalid combination of arguments" or
+# "missing 2 required positional argument": the error type is compared, not the message
+SIZE_CALLS_OTHER_WORDS = {"L.rand()", "L.randint(10)", "L.randint(low=2, size=(3,))",
+                          "L.randint(0, 10, (2,), size=(2,))", "L.randn(2, size=(2,))", "L.randint(1.5, 3, (2,))"}
+
+
+@pytest.mark.parametrize("expr", SIZE_CALLS + sorted(SIZE_CALLS_OTHER_WORDS))
+def test_factories_size_argument(expr):
+    (mine, my_err), (theirs, their_err) = both(lambda lib: eval(expr, {"L": lib}))
+    if my_err is not None or their_err is not None:
+        assert my_err is not None and their_err is not None, f"tensorplug: {my_err!r}, torch: {their_err!r}"
+        assert type(my_err) is type(their_err)
+        if expr not in SIZE_CALLS_OTHER_WORDS:
+            assert str(my_err) == str(their_err)
+        return
+    assert tuple(mine.shape) == tuple(theirs.shape) and mine.dtype.name == str(theirs.dtype).replace("torch.", "")
 
 
 RANDOM_ERRORS = [

@@ -199,13 +199,27 @@ def _size(size):
     return tuple(out)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, pin_memory=False):
-    """An uninitialised tensor of shape ``size``.
+def size_arg(name, args, size):
+    """The shape a factory is given: ``*args`` (``zeros(2, 3)``, ``zeros((2, 3))``) or the ``size=`` keyword
+    (``zeros(size=(2, 3))``), with PyTorch's errors when neither or both are given."""
+    if size is None:
+        if not args:
+            raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+        return _size(args)
+    if args:
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+    return _size((size,))
+
+
+def empty(*args, size=None, dtype=None, device=None, requires_grad=False, memory_format=None, pin_memory=False):
+    """An uninitialised tensor of shape ``size`` (``empty(2, 3)``, ``empty((2, 3))`` or ``empty(size=(2, 3))``).
 
     ``memory_format`` and ``pin_memory`` are accepted for PyTorch compatibility and ignored.
     """
-    return _finish(_mem.empty(_size(size), dtype=dtype or _dt.get_default_dtype(), device=_dev(device)),
-                   requires_grad)
+    return _finish(_mem.empty(size_arg("empty", args, size), dtype=dtype or _dt.get_default_dtype(),
+                              device=_dev(device)), requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
@@ -213,16 +227,16 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     return _finish(_mem.full(_size((size,)), fill_value, dtype=dtype, device=_dev(device)), requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False):
-    """A tensor of zeros (default float dtype)."""
-    return _finish(_mem.full(_size(size), 0, dtype=dtype or _dt.get_default_dtype(), device=_dev(device)),
-                   requires_grad)
+def zeros(*args, size=None, dtype=None, device=None, requires_grad=False):
+    """A tensor of zeros (default float dtype) of shape ``size``, given as for :func:`empty`."""
+    return _finish(_mem.full(size_arg("zeros", args, size), 0, dtype=dtype or _dt.get_default_dtype(),
+                             device=_dev(device)), requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False):
-    """A tensor of ones (default float dtype)."""
-    return _finish(_mem.full(_size(size), 1, dtype=dtype or _dt.get_default_dtype(), device=_dev(device)),
-                   requires_grad)
+def ones(*args, size=None, dtype=None, device=None, requires_grad=False):
+    """A tensor of ones (default float dtype) of shape ``size``, given as for :func:`empty`."""
+    return _finish(_mem.full(size_arg("ones", args, size), 1, dtype=dtype or _dt.get_default_dtype(),
+                             device=_dev(device)), requires_grad)
 
 
 def _like(t, dtype, device):

@@ -365,7 +365,7 @@ def _put_acc(s, i, j, v):
 ])
 def test_index_put_rule_matches_loop_without_the_fallback(fn, shapes, dims):
     tp.manual_seed(0)
-    args = [tp.randn(*sh) if k in (0, len(shapes) - 1) else tp.randint(0, 3, sh) for k, sh in enumerate(shapes)]
+    args = [tp.randn(sh) if k in (0, len(shapes) - 1) else tp.randint(0, 3, sh) for k, sh in enumerate(shapes)]
     _WARNED.discard("tensorplug::index_put_")
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a rule, not the loop fallback (which warns)
