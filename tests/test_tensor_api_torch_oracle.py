@@ -137,6 +137,8 @@ VIEWS = [
     lambda x: x.view(-2, 12), lambda x: x.transpose(0, 1).view(-1), lambda x: x.expand(3, 3, 4),
     lambda x: x.narrow(2, 5, 0), lambda x: x.select(1, 3), lambda x: x.unfold(2, 5, 1), lambda x: x.permute(2, 0),
     lambda x: x.movedim((0, 0), (1, 2)), lambda x: x.unflatten(2, (3, -1)),
+    lambda x: x.view(size=(4, -1)), lambda x: x.reshape(shape=[6, 4]), lambda x: x.permute(dims=(2, 0, 1)),
+    lambda x: x.expand(size=(2, 2, 3, 4)), lambda x: x.reshape(2, shape=(2, 12)), lambda x: x.reshape(shape=24),
 ]
 
 
