@@ -236,6 +236,12 @@ PRINTS = [
     "arange(60.).reshape(3, 20) / 3", "tensor([[1.5, -2.25], [1e3, 4.]])", "tensor(3.)",
     "tensor([1., 2.], requires_grad=True)",
     "arange(24).reshape(2, 3, 4)", "tensor([1.5, 2.], dtype=L.bfloat16)", "linspace(0, 1, 25)", "tensor([0.0001, 1.5])",
+    # large tensors print only their edges, formatted from those alone
+    "zeros(5 * 10 ** 7)", "arange(5 * 10 ** 6).reshape(1000, 5000)", "zeros(1, 1).expand(10 ** 6, 10 ** 6)",
+    "(arange(3 * 10 ** 6) % 7 - 3).reshape(100, 100, 300).to(L.int8)", "arange(4000.).reshape(2, 2000) * 1e-3",
+    "L.cat([L.ones(3), L.full((2000,), 1e10), L.full((3,), 0.5)])", "zeros(4000, dtype=L.bool)[::2]",
+    "linspace(-1, 1, 3000, dtype=L.bfloat16).reshape(3, 1000)", "arange(2000.).reshape(1, 2000).requires_grad_()",
+    "arange(7 * 7 * 7 * 7.).reshape(7, 7, 7, 7) / 7",
 ]
 
 
