@@ -327,6 +327,22 @@ def test_summarised_print_of_a_large_tensor_is_short():
     assert s.count("\n") == 6 and s.count("...") == 7
 
 
+def test_repr_of_a_half_constructed_tensor_does_not_raise():
+    t = object.__new__(tp.Tensor)
+    assert repr(t) == str(t) == f"{t}" == f"<tensorplug.Tensor object at {id(t):#x} (uninitialized)>"
+
+    class Broken(tp.Tensor):
+        def __init__(self, data):
+            raise ValueError("bad data")
+
+    with pytest.raises(ValueError, match="bad data"):
+        Broken([1])
+    b = object.__new__(Broken)  # what Broken([1]) had built when its __init__ failed
+    assert repr(b) == f"<{Broken.__module__}.{Broken.__qualname__} object at {id(b):#x} (uninitialized)>"
+    p = object.__new__(tp.nn.Parameter)
+    assert repr(p).startswith("Parameter containing:\n<tensorplug.nn.parameter.Parameter object at ")
+
+
 @pytest.fixture
 def host_elements(monkeypatch):
     """The sizes of the arrays the CPU backend hands to the host (what printing converts), in call order."""

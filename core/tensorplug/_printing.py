@@ -185,8 +185,23 @@ def _add_suffixes(body, suffixes, indent):
     return "".join(out)
 
 
+def _uninitialized(t):
+    """Whether ``t`` lacks the fields every tensor has (made by ``object.__new__``, or a subclass whose
+    ``__init__`` failed): its repr must still not raise."""
+    try:
+        t._shape, t._dtype, t._device  # set together with the data, by every constructor
+    except AttributeError:
+        return True
+    return False
+
+
 def tensor_repr(t):
     """``repr(t)``: ``tensor([...])`` with PyTorch's suffixes (device, dtype, size, grad)."""
+    if _uninitialized(t):
+        cls = type(t)
+        name = "tensorplug.Tensor" if cls.__name__ == "Tensor" and cls.__module__ == "tensorplug.tensor" else \
+            f"{cls.__module__}.{cls.__qualname__}"
+        return f"<{name} object at {id(t):#x} (uninitialized)>"
     prefix = "tensor("
     indent = len(prefix)
     suffixes = []

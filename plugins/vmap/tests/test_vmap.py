@@ -81,6 +81,11 @@ def test_batched_tensor_looks_like_one_example():
     assert seen["repr"].startswith("BatchedTensor(lvl=1, bdim=1, value=\n    tensor(")
 
 
+def test_repr_of_a_half_constructed_batched_tensor_does_not_raise():
+    b = object.__new__(BatchedTensor)
+    assert repr(b) == f"{b}" == f"<tensorplug_vmap.batched.BatchedTensor object at {id(b):#x} (uninitialized)>"
+
+
 @pytest.mark.parametrize("what, call, match", [
     ("item", lambda a: a.sum().item(), r"calling \.item\(\)"),
     ("bool", lambda a: bool(a.sum() > 0), "data-dependent control flow"),
