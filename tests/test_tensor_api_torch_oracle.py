@@ -161,7 +161,8 @@ FACTORIES = [
     lambda lib: lib.arange(0.5, 3, dtype=lib.int64), lambda lib: lib.linspace(-1, 1, 4, dtype=lib.int64),
     lambda lib: lib.linspace(0, 1, 7), lambda lib: lib.eye(2, 3), lambda lib: lib.eye(2, -1),
     lambda lib: lib.full((2,), True), lambda lib: lib.full_like(lib.ones(2, dtype=lib.int64), 2.7),
-    lambda lib: lib.from_numpy(np.arange(5)[::-1]),
+    lambda lib: lib.from_numpy(np.arange(5)[::-1]), lambda lib: lib.arange(end=4), lambda lib: lib.arange(end=2.5),
+    lambda lib: lib.arange(start=1, end=4),
 ]
 
 

@@ -306,11 +306,18 @@ def _num(x):
     return x.item() if isinstance(x, Tensor) else x
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
-    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless any bound is a float."""
+def arange(start=None, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless any bound is a float.
+
+    ``arange(end)`` and ``arange(end=end)`` start at 0.
+    """
     start, end, step = _num(start), _num(end), _num(step)
     if end is None:
+        if start is None:
+            raise TypeError('arange() missing 1 required positional arguments: "end"')
         start, end = 0, start
+    elif start is None:
+        start = 0
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0 and end != start:
