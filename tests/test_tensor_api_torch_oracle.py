@@ -8,6 +8,7 @@ through both libraries on the same inputs; names are mapped ``torch`` ->
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -67,6 +68,11 @@ GET_KEYS = [
 ]
 
 
+# both libraries warn for these keys; test_getitem_warnings compares the warnings
+_INDEX_WARNINGS = pytest.mark.filterwarnings("ignore:Using a non-tuple sequence", "ignore:indexing with dtype")
+
+
+@_INDEX_WARNINGS
 @pytest.mark.parametrize("key", GET_KEYS, ids=repr)
 def test_getitem(key):
     assert_same(lambda lib: base(lib)[key])
@@ -87,9 +93,30 @@ TENSOR_KEYS = [
 ]
 
 
+@_INDEX_WARNINGS
 @pytest.mark.parametrize("key", TENSOR_KEYS, ids=range(len(TENSOR_KEYS)))
 def test_getitem_tensor_keys(key):
     assert_same(lambda lib: base(lib)[key(lib)])
+
+
+WARNING_KEYS = [
+    lambda lib: [[0, 1], [1, 0]], lambda lib: [0, slice(None)], lambda lib: [1, None], lambda lib: [Ellipsis, 0],
+    lambda lib: [lib.tensor(1), lib.tensor(2)], lambda lib: [0, 1], lambda lib: [0] * 40, lambda lib: (range(2),),
+    lambda lib: np.array([1, 0], dtype=np.uint8), lambda lib: lib.tensor([1, 0], dtype=lib.uint8),
+    lambda lib: np.array([[0, 1], [1, 0]]),
+]
+
+
+@pytest.mark.parametrize("key", WARNING_KEYS, ids=range(len(WARNING_KEYS)))
+def test_getitem_warnings(key):
+    def messages(lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            base(lib)[key(lib)]
+        # PyTorch's C++ warnings end with where they were raised
+        return [re.sub(r" \(Triggered internally at .*\)$", "", str(w.message)).replace("torch.", "tensorplug.")
+                for w in caught]
+    assert messages(tp) == messages(torch)
 
 
 VIEW_KEYS = [
@@ -118,6 +145,7 @@ SET_CASES = [
 ]
 
 
+@_INDEX_WARNINGS
 @pytest.mark.parametrize("key,value", SET_CASES, ids=range(len(SET_CASES)))
 def test_setitem(key, value):
     def run(lib):
