@@ -128,6 +128,8 @@ def _reads_as_tuple(key):
     except Exception:  # noqa: BLE001 - like PyTorch, a sequence that cannot be read is one index
         return False
     for k in items:
+        if k.__class__ is int:
+            continue
         if k is None or k is Ellipsis or k.__class__ is slice or isinstance(k, Tensor) or _is_sequence(k):
             warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated and will be "
                           "changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will "
