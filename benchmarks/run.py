@@ -67,6 +67,13 @@ def cases(quick):
     add_case("x.relu()  float32[1000]", lambda: np.maximum(a, 0), lambda: x.relu(),
              (lambda: ta.relu()) if torch else None)
     add_case("x.sum()  float32[1000]", lambda: a.sum(), lambda: x.sum(), (lambda: ta.sum()) if torch else None)
+    # printing summarises a large tensor (its edges only), so repr costs the same at any size
+    for n in (1_000_000,) + (() if quick else (50_000_000,)):
+        a = rng.standard_normal(n).astype(np.float32)
+        x = tp.from_numpy(a)
+        ta = torch.from_numpy(a) if torch else None
+        add_case(f"repr(x)  float32[{n}]", lambda a=a: repr(a), lambda x=x: repr(x),
+                 (lambda ta=ta: repr(ta)) if torch else None)
     for n in (64, 256) + (() if quick else (1024,)):
         m1 = rng.standard_normal((n, n)).astype(np.float32)
         m2 = rng.standard_normal((n, n)).astype(np.float32)

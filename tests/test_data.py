@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import collections
+import itertools
+import math
 import warnings
 
 import numpy as np
@@ -223,6 +225,41 @@ def test_pin_memory_warns_that_it_has_no_effect():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         DataLoader(dataset(2))
+
+
+def test_random_sampler_with_replacement_draws_lazily(monkeypatch):
+    # the infinite-loader idiom: PyTorch draws 32 indices at a time, so the first batches come at once
+    from tensorplug.utils.data import sampler as sampler_module
+    drawn = []
+    real_randint = sampler_module.randint
+
+    def randint(*args, size, **kwargs):
+        drawn.append(math.prod(size))
+        assert drawn[-1] <= 32, f"drew {size} indices at once"
+        return real_randint(*args, size=size, **kwargs)
+
+    monkeypatch.setattr(sampler_module, "randint", randint)
+    ds = dataset(10)
+    sampler = RandomSampler(ds, replacement=True, num_samples=int(1e10), generator=tp.Generator().manual_seed(0))
+    loader = DataLoader(ds, sampler=sampler, batch_size=8)
+    assert len(sampler) == int(1e10) and len(loader) == int(1e10) // 8
+    batches = list(itertools.islice(loader, 10))
+    assert [len(y) for _, y in batches] == [8] * 10 and all(0 <= v < 10 for _, y in batches for v in y.tolist())
+    assert sum(drawn) <= 96
+
+
+def test_random_sampler_with_replacement_is_reproducible():
+    def draws(num_samples, seed=None, generator=None):
+        if seed is not None:
+            tp.manual_seed(seed)
+        return list(RandomSampler(range(7), replacement=True, num_samples=num_samples, generator=generator))
+
+    first = draws(70, generator=tp.Generator().manual_seed(3))
+    assert len(first) == 70 and set(first) <= set(range(7))
+    assert first == draws(70, generator=tp.Generator().manual_seed(3))
+    assert first != draws(70, generator=tp.Generator().manual_seed(4))
+    assert draws(64, generator=tp.Generator().manual_seed(3)) == first[:64]  # whole chunks of 32
+    assert draws(5, seed=1) == draws(5, seed=1) and len(draws(32, seed=2)) == 32
 
 
 def test_random_sampler_argument_errors():

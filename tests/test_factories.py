@@ -21,6 +21,7 @@ INFERENCE = [
     (np.float64(1.5), tp.float64), (np.float32(1.5), tp.float32), (np.int16(3), tp.int16),
     ([np.float64(1.5), 2.0], tp.float64), ([np.float32(1.5)], tp.float32), ([np.int32(1)], tp.int32),
     ([1, np.int32(2)], tp.int64), ([tp.tensor(1.), tp.tensor(2.)], tp.float32),
+    ([1.5, 2 ** 63], tp.float32), ([[2 ** 64], [np.float64(1)]], tp.float64),
 ]
 
 
@@ -111,6 +112,8 @@ ERRORS = [
     (lambda: tp.tensor({1: 2}), _err(RuntimeError, "Could not infer dtype of dict")),
     (lambda: tp.tensor([2 ** 63]), _err(ValueError, "Overflow when unpacking long long")),
     (lambda: tp.tensor([-2 ** 63 - 1]), _err(ValueError, "Overflow when unpacking long long")),
+    (lambda: tp.tensor([1, 2 ** 63]), _err(ValueError, "Overflow when unpacking long long")),
+    (lambda: tp.tensor([[1, 2], (-2 ** 63 - 1, True)]), _err(ValueError, "Overflow when unpacking long long")),
     (lambda: tp.tensor(1, requires_grad=True), _err(
         RuntimeError, "Only Tensors of floating point and complex dtype can require gradients")),
     (lambda: tp.ones(2, dtype=tp.int64, requires_grad=True), _err(
@@ -125,6 +128,8 @@ ERRORS = [
     (lambda: tp.zeros(2.5), _err(TypeError, "size must be a tuple of ints, but got float")),
     (lambda: tp.arange(1, 5, -1), _err(RuntimeError, "upper bound and lower bound inconsistent with step sign")),
     (lambda: tp.arange(0, 5, 0), _err(RuntimeError, "step must be nonzero")),
+    (lambda: tp.arange(), _err(TypeError, 'arange() missing 1 required positional arguments: "end"')),
+    (lambda: tp.arange(step=2), _err(TypeError, 'arange() missing 1 required positional arguments: "end"')),
     (lambda: tp.linspace(0, 1, -1), _err(RuntimeError, "number of steps must be non-negative")),
     (lambda: tp.eye(-1), _err(RuntimeError, "n must be greater or equal to 0, got -1")),
     (lambda: tp.eye(2, -1), _err(RuntimeError, "m must be greater or equal to 0, got -1")),
@@ -165,6 +170,9 @@ SIZED = [
     (lambda: tp.arange(0.5, 3, dtype=tp.int64), np.array([0, 1, 2])),
     (lambda: tp.arange(tp.tensor(3)), np.arange(3)),
     (lambda: tp.arange(3, 3), np.arange(3, 3)),
+    (lambda: tp.arange(end=4), np.arange(4)),
+    (lambda: tp.arange(end=5.), np.arange(5, dtype=np.float32)),
+    (lambda: tp.arange(start=1, end=4), np.arange(1, 4)),
     (lambda: tp.linspace(0, 1, 5), np.linspace(0, 1, 5, dtype=np.float32)),
     (lambda: tp.linspace(-2, 2, 1), np.array([-2.], np.float32)),
     (lambda: tp.linspace(0, 1, 0), np.zeros(0, np.float32)),
@@ -184,6 +192,79 @@ def test_factories_match_numpy(call, expected):
     assert t.dtype.np == expected.dtype and t.shape == expected.shape
     np.testing.assert_allclose(t.numpy().astype(np.float64), expected.astype(np.float64), rtol=1e-6)
     assert t.is_contiguous() and not t.requires_grad
+
+
+SIZE_KEYWORD = [
+    (lambda: tp.empty(size=(2, 3)), (2, 3), tp.float32),
+    (lambda: tp.empty(size=[2], dtype=tp.int16, memory_format=None), (2,), tp.int16),
+    (lambda: tp.zeros(size=[2, 3], dtype=tp.int64), (2, 3), tp.int64),
+    (lambda: tp.zeros(size=()), (), tp.float32),
+    (lambda: tp.ones(size=(2,)), (2,), tp.float32),
+    (lambda: tp.full(size=(2,), fill_value=3), (2,), tp.int64),
+    (lambda: tp.rand(size=(2, 3)), (2, 3), tp.float32),
+    (lambda: tp.randn(size=(4,), generator=tp.Generator(), dtype=tp.float64), (4,), tp.float64),
+    (lambda: tp.normal(0., 1., size=(2,)), (2,), tp.float32),
+    (lambda: tp.randint(10, size=(3,)), (3,), tp.int64),
+    (lambda: tp.randint(10, size=()), (), tp.int64),
+    (lambda: tp.randint(high=10, size=(3,)), (3,), tp.int64),
+    (lambda: tp.randint(size=(3,), high=10, dtype=tp.int32), (3,), tp.int32),
+    (lambda: tp.randint(10, (3,), generator=tp.Generator()), (3,), tp.int64),
+]
+
+
+@pytest.mark.parametrize("call,shape,dtype", SIZE_KEYWORD, ids=range(len(SIZE_KEYWORD)))
+def test_factories_take_size_as_a_keyword(call, shape, dtype):
+    t = call()
+    assert t.shape == shape and t.dtype is dtype
+
+
+def test_randint_reads_one_bound_as_high_and_two_as_low_high():
+    for call, lo, hi in [(lambda n: tp.randint(3, size=(n,)), 0, 3), (lambda n: tp.randint(3, (n,)), 0, 3),
+                         (lambda n: tp.randint(high=3, size=(n,)), 0, 3),
+                         (lambda n: tp.randint(5, 8, size=(n,)), 5, 8), (lambda n: tp.randint(5, 8, (n,)), 5, 8),
+                         (lambda n: tp.randint(5, high=8, size=(n,)), 5, 8),
+                         (lambda n: tp.randint(low=5, high=8, size=(n,)), 5, 8),
+                         (lambda n: tp.randint(-2, 8, size=[n]), -2, 8)]:
+        values = set(call(2000).tolist())
+        assert values == set(range(lo, hi))
+
+
+SIZE_KEYWORD_ERRORS = [
+    (lambda: tp.zeros(), _err(TypeError, 'zeros() missing 1 required positional arguments: "size"')),
+    (lambda: tp.empty(dtype=tp.int64), _err(TypeError, 'empty() missing 1 required positional arguments: "size"')),
+    (lambda: tp.ones(), _err(TypeError, 'ones() missing 1 required positional arguments: "size"')),
+    (lambda: tp.rand(), _err(TypeError, 'rand() missing 1 required positional arguments: "size"')),
+    (lambda: tp.randn(), _err(TypeError, 'randn() missing 1 required positional arguments: "size"')),
+    (lambda: tp.zeros(2, size=(2,)), _err(TypeError, "zeros() got multiple values for argument 'size'")),
+    (lambda: tp.randn((2,), size=(2,)), _err(TypeError, "randn() got multiple values for argument 'size'")),
+    (lambda: tp.zeros(size=2), _err(TypeError, "zeros(): argument 'size' must be tuple of ints, not int")),
+    (lambda: tp.rand(size=None), _err(TypeError, 'rand() missing 1 required positional arguments: "size"')),
+    (lambda: tp.randint(10), _err(TypeError, "randint() missing required argument 'size'")),
+    (lambda: tp.randint(size=(2,)), _err(TypeError, "randint() missing required argument 'high'")),
+    (lambda: tp.randint(low=2, size=(3,)), _err(TypeError, "randint() missing required argument 'high'")),
+    (lambda: tp.randint(10, size=3), _err(TypeError, "randint(): argument 'size' must be tuple of ints, not int")),
+    (lambda: tp.randint(3, 10), _err(TypeError, "randint(): argument 'size' (position 2) must be tuple of ints, "
+                                                "not int")),
+    (lambda: tp.randint(0, 10, (2,), size=(2,)), _err(TypeError, "randint() got multiple values for argument "
+                                                                 "'size'")),
+    (lambda: tp.randint(2, 3, high=10, size=(2,)), _err(TypeError, "randint() got multiple values for argument "
+                                                                   "'high'")),
+    (lambda: tp.randint(1, 2, (2,), 4), _err(TypeError, "randint() takes from 1 to 3 positional arguments but 4 "
+                                                        "were given")),
+    (lambda: tp.randint(5.5, (2,)), _err(TypeError, "randint(): argument 'high' (position 1) must be int, not "
+                                                    "float")),
+    (lambda: tp.randint(high=3.5, size=(2,)), _err(TypeError, "randint(): argument 'high' must be int, not float")),
+    (lambda: tp.randint(1.5, 3, (2,)), _err(TypeError, "randint(): argument 'low' (position 1) must be int, not "
+                                                       "float")),
+    (lambda: tp.randint(True, (2,)), _err(TypeError, "randint(): argument 'high' (position 1) must be int, not "
+                                                     "bool")),
+]
+
+
+@pytest.mark.parametrize("call,err", SIZE_KEYWORD_ERRORS, ids=range(len(SIZE_KEYWORD_ERRORS)))
+def test_size_argument_errors(call, err):
+    with pytest.raises(err[0], match=err[1]):
+        call()
 
 
 def test_empty_and_like_factories_keep_shape_dtype_device():

@@ -40,6 +40,8 @@ ADVANCED_KEYS = [
     (slice(None), A[0] > 5), True, False, (None, [0, 1]), ([0, 1], None), (Ellipsis, B([0, 3, 3])),
     (slice(None), slice(None), B([-1, -4])), (B([1]), B([2]), B([3])), (Ellipsis, A[0] % 5 == 0),
     (Ellipsis, (A[0] % 5 == 0).tolist()), ((A[:, :, 0] > 4).tolist(), 1),
+    range(2), range(0), range(1, -1, -1), (slice(None), range(1, 3)), (range(2), range(2)),
+    (range(2), slice(None), [3, 0]), ((1, 0), slice(None), (3, 0)), B([1, 0], dtype=np.int32),
 ]
 
 
@@ -97,6 +99,83 @@ def test_zero_dim_tensor_indices():
     assert s[()].item() == 5.
 
 
+def test_zero_dim_integer_indices_select_a_view():
+    # a 0-dim integer tensor or numpy array counts as an int, as in PyTorch: select(), so writes reach the base
+    for key in (tp.tensor(1), tp.tensor(-1, dtype=tp.int32), tp.tensor(1, dtype=tp.int16), np.array(1),
+                (0, tp.tensor(2, dtype=tp.int8)), (tp.tensor(1), slice(None), np.array(3))):
+        a, x = fresh()
+        v = x[key]
+        np.testing.assert_array_equal(v.numpy(), a[key if not isinstance(key, tuple) else
+                                                      tuple(int(k) if not isinstance(k, slice) else k for k in key)])
+        assert v.is_view and v._base is x
+        v.fill_(-7)
+        assert (a == -7).sum() == v.numel()
+    a, x = fresh()
+    x[tp.tensor(1), 2] = 100
+    assert a[1, 2].tolist() == [100] * 4
+    # a 0-dim uint8 tensor is a mask, as a bool one is
+    with pytest.warns(UserWarning, match="indexing with dtype tensorplug.uint8 is now deprecated"):
+        assert x[tp.tensor(1, dtype=tp.uint8)].shape == (1, 2, 3, 4)
+    with pytest.raises(IndexError, match=re.escape("too many indices for tensor of dimension 0")):
+        tp.tensor(5)[tp.tensor(0)]
+    with pytest.raises(IndexError, match=re.escape("too many indices for tensor of dimension 0")):
+        tp.tensor(5)[range(1)]
+
+
+class _Index:
+    """Not an int, but has ``__index__``."""
+
+    def __index__(self):
+        return 1
+
+
+class _Rows:
+    """A sequence that is neither a list nor a tuple."""
+
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        if i >= 2:
+            raise IndexError(i)
+        return 1 - i
+
+
+def test_ranges_sequences_and_index_objects_as_indices():
+    a, x = fresh()
+    np.testing.assert_array_equal(x[range(2), :, range(1, 3)].numpy(), a[[0, 1], :, [1, 2]])
+    np.testing.assert_array_equal(x[_Rows()].numpy(), a[[1, 0]])
+    np.testing.assert_array_equal(x[_Index(), _Index()].numpy(), a[1, 1])
+    assert x[_Index()].is_view and x[np.int64(1)].is_view
+    # float values truncate toward zero and numpy uint8 values make a mask, as in PyTorch
+    np.testing.assert_array_equal(x[:, [1.7, 0.2]].numpy(), a[:, [1, 0]])
+    np.testing.assert_array_equal(x[:, B([2.5])].numpy(), a[:, [2]])
+    with pytest.warns(UserWarning, match="indexing with dtype tensorplug.uint8 is now deprecated"):
+        np.testing.assert_array_equal(x[B([0, 1], dtype=np.uint8)].numpy(), a[[False, True]])
+    x = tp.zeros(4, 3, dtype=tp.int64)
+    x[range(4), tp.tensor([2, 0, 1, 2])] = tp.tensor([1, 2, 3, 4])
+    x[range(2)] += 10
+    assert x.tolist() == [[10, 10, 11], [12, 10, 10], [0, 3, 0], [0, 0, 4]]
+
+
+def test_short_non_tuple_sequences_holding_indices_read_as_tuples():
+    # PyTorch (and numpy before 1.23) read x[[a, b]] as x[a, b] when a or b is itself a sequence, a tensor,
+    # a slice, None or ...; with a warning. A list of plain ints (or 32 items or more) is one index.
+    a, x = fresh()
+    cases = [([[0, 1], [1, 0]], a[[0, 1], [1, 0]]), ([0, slice(None), 1], a[0, :, 1]), ([1, None], a[1, None]),
+             ([Ellipsis, 0], a[..., 0]), ([tp.tensor(1), tp.tensor(2)], a[1, 2]), ([range(2)], a[[0, 1]])]
+    for key, expected in cases:
+        with pytest.warns(UserWarning, match=re.escape("Using a non-tuple sequence for multidimensional indexing "
+                                                       "is deprecated")):
+            out = x[key]
+        np.testing.assert_array_equal(out.numpy(), expected)
+    np.testing.assert_array_equal(x[[1, 0, 1]].numpy(), a[[1, 0, 1]])
+    np.testing.assert_array_equal(x[[0] * 40].numpy(), a[[0] * 40])
+    np.testing.assert_array_equal(x[B([[0, 1], [1, 0]])].numpy(), a[[[0, 1], [1, 0]]])
+    Key = __import__("collections").namedtuple("Key", "i j")
+    np.testing.assert_array_equal(x[Key(1, 2)].numpy(), a[1, 2])
+
+
 def test_index_dtypes_and_mask_kinds():
     a, x = fresh()
     np.testing.assert_array_equal(x[tp.tensor([1, 0], dtype=tp.int32)].numpy(), a[[1, 0]])
@@ -134,10 +213,17 @@ GETITEM_ERRORS = [
     ((Ellipsis, Ellipsis), _err(IndexError, "an index can only have a single ellipsis ('...')")),
     (1.0, _err(IndexError, "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
                            "valid indices (got float)")),
-    ("a", _err(IndexError, "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
-                           "valid indices (got str)")),
-    ([0.5], _err(IndexError, "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
-                             "valid indices (got list)")),
+    ((0, "a"), _err(TypeError, "new(): invalid data type 'str'")),
+    ((0, [1, "a"]), _err(TypeError, "new(): invalid data type 'str'")),
+    (np.True_, _err(IndexError, "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+                                "are valid indices (got numpy.bool)")),
+    ((0, np.float64(1)), _err(IndexError, "only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                                          "Variables are valid indices (got numpy.float64)")),
+    ({0: 1}, _err(IndexError, "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                              "valid indices (got dict)")),
+    ((slice(None), [[0, 1], [2]]), _err(ValueError, "expected sequence of length 2 at dim 1 (got 1)")),
+    (range(3), _err(IndexError, "index 2 is out of bounds for dimension 0 with size 2")),
+    (tp.tensor(2), _err(IndexError, "index 2 is out of bounds for dimension 0 with size 2")),
     (tp.tensor([5]), _err(IndexError, "index 5 is out of bounds for dimension 0 with size 2")),
     ((slice(None), tp.tensor([0, 3])), _err(IndexError, "index 3 is out of bounds for dimension 1 with size 3")),
     ([-3], _err(IndexError, "index -3 is out of bounds for dimension 0 with size 2")),
@@ -189,6 +275,7 @@ SETITEM_CASES = [
     ([1, 0], 9), ([1, 0], B(np.array([[[1]], [[2]]]))), ((slice(None), [2, 0]), B([[1, 2, 3, 4]])),
     (A > 20, -1), (A % 2 == 0, B(np.arange(12))), ((0, B([True, False, True])), B([8, 9, 10, 11])),
     ((slice(None), [0, 1], [[1], [2]]), 0), (True, 4), (False, 4), ((0, [1, 2], 3), B([50, 60])),
+    (range(1, 2), 3), ((range(2), 1, range(1, 3)), B([8, 9])), ((1, range(3)), B([[7], [8], [9]])),
 ]
 
 

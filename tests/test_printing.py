@@ -11,6 +11,7 @@ import pytest
 
 import tensorplug as tp
 from tensorplug import _state
+from tensorplug.backend import backend_of
 
 NS = {"DT": tp, "float": float, "tensor": tp.tensor, "zeros": tp.zeros, "ones": tp.ones, "arange": tp.arange,
       "linspace": tp.linspace}
@@ -324,3 +325,59 @@ def test_set_printoptions_resets_sci_mode_and_rejects_unknown_profiles():
 def test_summarised_print_of_a_large_tensor_is_short():
     s = repr(tp.zeros(1000, 1000))
     assert s.count("\n") == 6 and s.count("...") == 7
+
+
+def test_repr_of_a_half_constructed_tensor_does_not_raise():
+    t = object.__new__(tp.Tensor)
+    assert repr(t) == str(t) == f"{t}" == f"<tensorplug.Tensor object at {id(t):#x} (uninitialized)>"
+
+    class Broken(tp.Tensor):
+        def __init__(self, data):
+            raise ValueError("bad data")
+
+    with pytest.raises(ValueError, match="bad data"):
+        Broken([1])
+    b = object.__new__(Broken)  # what Broken([1]) had built when its __init__ failed
+    assert repr(b) == f"<{Broken.__module__}.{Broken.__qualname__} object at {id(b):#x} (uninitialized)>"
+    p = object.__new__(tp.nn.Parameter)
+    assert repr(p).startswith("Parameter containing:\n<tensorplug.nn.parameter.Parameter object at ")
+
+
+@pytest.fixture
+def host_elements(monkeypatch):
+    """The sizes of the arrays the CPU backend hands to the host (what printing converts), in call order."""
+    backend = backend_of("cpu")
+    real = backend.to_numpy
+    sizes = []
+
+    def to_numpy(native):
+        arr = real(native)
+        sizes.append(arr.size)
+        return arr
+
+    monkeypatch.setattr(backend, "to_numpy", to_numpy)
+    return sizes
+
+
+@pytest.mark.parametrize("make,shown", [
+    (lambda: tp.zeros(5 * 10 ** 7), 6),
+    (lambda: tp.arange(5 * 10 ** 6).reshape(1000, 5000), 36),
+    (lambda: tp.zeros(1, 1).expand(10 ** 6, 10 ** 6), 36),
+    (lambda: tp.ones(20, 3, 10 ** 5, dtype=tp.bfloat16).transpose(0, 2), 6 * 3 * 6),
+    (lambda: tp.zeros(4000, dtype=tp.bool)[::2], 6),
+], ids=["1-d", "2-d", "expanded", "transposed-bfloat16", "strided-bool"])
+def test_repr_of_a_large_tensor_converts_only_what_it_shows(host_elements, make, shown):
+    # PyTorch summarises before formatting: only the edge items reach the host, whatever the size
+    t = make()
+    host_elements.clear()
+    text = repr(t)
+    assert sum(host_elements) == shown
+    assert text.count("...") >= 1 and len(text) < 1000
+
+
+def test_summarised_format_is_chosen_from_the_shown_elements():
+    # the huge values in the middle are not printed, so (as in PyTorch) they do not switch to scientific notation
+    t = tp.cat([tp.ones(3), tp.full((2000,), 1e10), tp.full((3,), 0.5)])
+    assert repr(t) == "tensor([1.0000, 1.0000, 1.0000,  ..., 0.5000, 0.5000, 0.5000])"
+    tp.set_printoptions(edgeitems=0)
+    assert repr(t) == "tensor([...], size=(2006,))"

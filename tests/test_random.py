@@ -268,7 +268,7 @@ ERRORS = [
     (lambda: tp.randint(5, 3, (2,)), _err(
         RuntimeError, "random_ expects 'from' to be less than 'to', but got from=5 >= to=3")),
     (lambda: tp.randint(3), _err(TypeError, "randint() missing required argument 'size'")),
-    (lambda: tp.randint(5.5, (2,)), _err(TypeError, "randint(): argument 'high' (position 2) must be int, not float")),
+    (lambda: tp.randint(5.5, (2,)), _err(TypeError, "randint(): argument 'high' (position 1) must be int, not float")),
     (lambda: tp.randperm(-1), _err(RuntimeError, "Trying to create tensor with negative dimension -1: [-1]")),
     (lambda: tp.rand(2, 3, generator=5), _err(
         TypeError, "uniform_(): argument 'generator' must be tensorplug.Generator, not int")),

@@ -8,6 +8,7 @@ through both libraries on the same inputs; names are mapped ``torch`` ->
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -57,9 +58,21 @@ GET_KEYS = [
     (0, slice(None), [0, 1]), (1, Ellipsis, [0, 1, 2]), ([0, 1], slice(None), 1), True, False, (0, False),
     ([0, 1], True), (None, [0, 1]), ([0, 1], None), 5, (0, 5), (None, 0, 7), (Ellipsis, 7), (0, 0, 0, 0),
     slice(None, None, -1), ([0, 1], [0, 1, 2]), 1.0,
+    # sequences in an index position, numpy scalars and arrays, and short lists read as tuples
+    range(2), range(0), range(3), (slice(None), range(1, 3)), (range(2), range(2)), (range(2), slice(None), [3, 0]),
+    ((1, 0), 2), [[0, 1], [1, 0]], [0, slice(None), 1], [1, None], [Ellipsis, 0], [range(2)], [0] * 40,
+    np.int64(1), (np.int32(1), np.int64(2)), np.array(1), (np.array(1), slice(None), np.array(2)),
+    np.array([[0, 1], [1, 0]]), np.array([1, 0], dtype=np.int32), np.True_, (0, np.float64(1)), [0.5],
+    (0, [1.7, 0.2]), np.array([2.5]), np.array([0, 1], dtype=np.uint8), (0, "a"), (0, [1, "a"]), {0: 1},
+    (slice(None), [[0, 1], [2]]), (slice(None), [1, None]), [1, 2 ** 63],
 ]
 
 
+# both libraries warn for these keys; test_getitem_warnings compares the warnings
+_INDEX_WARNINGS = pytest.mark.filterwarnings("ignore:Using a non-tuple sequence", "ignore:indexing with dtype")
+
+
+@_INDEX_WARNINGS
 @pytest.mark.parametrize("key", GET_KEYS, ids=repr)
 def test_getitem(key):
     assert_same(lambda lib: base(lib)[key])
@@ -74,21 +87,65 @@ TENSOR_KEYS = [
     lambda lib: lib.tensor([5]), lambda lib: lib.tensor([-3]), lambda lib: lib.tensor([0.5]),
     lambda lib: lib.tensor([True, False, True]), lambda lib: lib.tensor(1), lambda lib: lib.tensor(True),
     lambda lib: lib.tensor([[0, 1], [1, 0]]), lambda lib: lib.tensor([1, 0], dtype=lib.int32),
+    lambda lib: lib.tensor(1, dtype=lib.int16), lambda lib: lib.tensor(-1, dtype=lib.int8),
+    lambda lib: lib.tensor(1, dtype=lib.uint8), lambda lib: lib.tensor(7), lambda lib: (lib.tensor(1), [0, 2]),
+    lambda lib: [lib.tensor(1), lib.tensor(2)], lambda lib: (Ellipsis, lib.tensor(3)),
 ]
 
 
+@_INDEX_WARNINGS
 @pytest.mark.parametrize("key", TENSOR_KEYS, ids=range(len(TENSOR_KEYS)))
 def test_getitem_tensor_keys(key):
     assert_same(lambda lib: base(lib)[key(lib)])
+
+
+WARNING_KEYS = [
+    lambda lib: [[0, 1], [1, 0]], lambda lib: [0, slice(None)], lambda lib: [1, None], lambda lib: [Ellipsis, 0],
+    lambda lib: [lib.tensor(1), lib.tensor(2)], lambda lib: [0, 1], lambda lib: [0] * 40, lambda lib: (range(2),),
+    lambda lib: np.array([1, 0], dtype=np.uint8), lambda lib: lib.tensor([1, 0], dtype=lib.uint8),
+    lambda lib: np.array([[0, 1], [1, 0]]),
+]
+
+
+@pytest.mark.parametrize("key", WARNING_KEYS, ids=range(len(WARNING_KEYS)))
+def test_getitem_warnings(key):
+    def messages(lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            base(lib)[key(lib)]
+        # PyTorch's C++ warnings end with where they were raised
+        return [re.sub(r" \(Triggered internally at .*\)$", "", str(w.message)).replace("torch.", "tensorplug.")
+                for w in caught]
+    assert messages(tp) == messages(torch)
+
+
+VIEW_KEYS = [
+    lambda lib: lib.tensor(1), lambda lib: (0, lib.tensor(2, dtype=lib.int32)), lambda lib: np.int64(1),
+    lambda lib: np.array(1), lambda lib: (lib.tensor(1), slice(None), np.array(3)), lambda lib: [1, 0],
+    lambda lib: range(1), lambda lib: lib.tensor([1]),
+]
+
+
+@pytest.mark.parametrize("key", VIEW_KEYS, ids=range(len(VIEW_KEYS)))
+def test_getitem_views_and_copies(key):
+    # whether a write into x[key] reaches x: ints (0-dim integer tensors too) give views, sequences copies
+    def run(lib):
+        x = base(lib).clone()
+        x[key(lib)].fill_(-1)
+        return x
+    assert_same(run)
 
 
 SET_CASES = [
     (0, 7), ((1, 2), 7.9), ((slice(None), 1), [100, 200, 300, 400]), ([1, 0], 9),
     ((slice(None), [2, 0]), [[1, 2, 3, 4]]),
     ((0, [1, 2], 3), [50, 60]), (True, 4), (0, [1, 2]), (slice(None), [[1.5] * 4] * 2), ([0, 7], 1.),
+    (range(1, 2), 3), ((range(2), 1, range(1, 3)), [8, 9]), ((1, range(3)), [[7], [8], [9]]),
+    ((np.int64(1), np.array(2)), 5), ([[0, 1], [1, 0]], 9),
 ]
 
 
+@_INDEX_WARNINGS
 @pytest.mark.parametrize("key,value", SET_CASES, ids=range(len(SET_CASES)))
 def test_setitem(key, value):
     def run(lib):
@@ -108,6 +165,8 @@ VIEWS = [
     lambda x: x.view(-2, 12), lambda x: x.transpose(0, 1).view(-1), lambda x: x.expand(3, 3, 4),
     lambda x: x.narrow(2, 5, 0), lambda x: x.select(1, 3), lambda x: x.unfold(2, 5, 1), lambda x: x.permute(2, 0),
     lambda x: x.movedim((0, 0), (1, 2)), lambda x: x.unflatten(2, (3, -1)),
+    lambda x: x.view(size=(4, -1)), lambda x: x.reshape(shape=[6, 4]), lambda x: x.permute(dims=(2, 0, 1)),
+    lambda x: x.expand(size=(2, 2, 3, 4)), lambda x: x.reshape(2, shape=(2, 12)), lambda x: x.reshape(shape=24),
 ]
 
 
@@ -123,11 +182,15 @@ FACTORIES = [
     lambda lib: lib.tensor([[1, 2], [3]]), lambda lib: lib.tensor([1, 2.5]), lambda lib: lib.tensor([True, 1]),
     lambda lib: lib.tensor(np.array([1, 2], dtype=np.int32)), lambda lib: lib.tensor([np.float64(1.5)]),
     lambda lib: lib.tensor([[1, 2], 3]), lambda lib: lib.tensor("a"), lambda lib: lib.tensor([2 ** 63]),
+    lambda lib: lib.tensor([1, 2 ** 63]), lambda lib: lib.tensor([1.5, 2 ** 63]),
+    lambda lib: lib.tensor([2 ** 64, 1.5]),
+    lambda lib: lib.tensor([[2 ** 64], [np.float64(1)]]), lambda lib: lib.tensor([True, -2 ** 63 - 1]),
     lambda lib: lib.arange(0, 1, 0.1), lambda lib: lib.arange(5, -6, -2), lambda lib: lib.arange(1, 5, -1),
     lambda lib: lib.arange(0.5, 3, dtype=lib.int64), lambda lib: lib.linspace(-1, 1, 4, dtype=lib.int64),
     lambda lib: lib.linspace(0, 1, 7), lambda lib: lib.eye(2, 3), lambda lib: lib.eye(2, -1),
     lambda lib: lib.full((2,), True), lambda lib: lib.full_like(lib.ones(2, dtype=lib.int64), 2.7),
-    lambda lib: lib.from_numpy(np.arange(5)[::-1]),
+    lambda lib: lib.from_numpy(np.arange(5)[::-1]), lambda lib: lib.arange(end=4), lambda lib: lib.arange(end=2.5),
+    lambda lib: lib.arange(start=1, end=4),
 ]
 
 
@@ -137,6 +200,33 @@ def test_factories(make):
     (mine, _), (theirs, _) = both(make)
     if mine is not None:
         assert mine.dtype.name == str(theirs.dtype).replace("torch.", "")
+
+
+SIZE_CALLS = [
+    "L.empty(size=(2, 3))", "L.zeros(size=[2, 3], dtype=L.int64)", "L.zeros(size=())", "L.ones(size=(2,))",
+    "L.full(size=(2,), fill_value=3)", "L.rand(size=(2, 3))", "L.randn(size=(4,), dtype=L.float64)",
+    "L.normal(0., 1., size=(2,))", "L.randint(10, size=(3,))", "L.randint(10, size=())",
+    "L.randint(high=10, size=(3,))", "L.randint(2, 10, size=(3,))", "L.randint(2, high=10, size=(3,))",
+    "L.randint(low=2, high=10, size=(3,))", "L.randint(size=(3,), high=10, dtype=L.int32)", "L.randint(10, (3,))",
+    "L.zeros()", "L.empty()", "L.zeros(2, size=(2,))", "L.zeros(size=2)", "L.randint(10, size=3)",
+    "L.randint(3, 10)", "L.randint(5.5, (2,))", "L.randint(high=3.5, size=(2,))", "L.randint(True, (2,))",
+]
+# PyTorch's argument parser words these as "received an invalid combination of arguments" or
+# "missing 2 required positional argument": the error type is compared, not the message
+SIZE_CALLS_OTHER_WORDS = {"L.rand()", "L.randint(10)", "L.randint(low=2, size=(3,))",
+                          "L.randint(0, 10, (2,), size=(2,))", "L.randn(2, size=(2,))", "L.randint(1.5, 3, (2,))"}
+
+
+@pytest.mark.parametrize("expr", SIZE_CALLS + sorted(SIZE_CALLS_OTHER_WORDS))
+def test_factories_size_argument(expr):
+    (mine, my_err), (theirs, their_err) = both(lambda lib: eval(expr, {"L": lib}))
+    if my_err is not None or their_err is not None:
+        assert my_err is not None and their_err is not None, f"tensorplug: {my_err!r}, torch: {their_err!r}"
+        assert type(my_err) is type(their_err)
+        if expr not in SIZE_CALLS_OTHER_WORDS:
+            assert str(my_err) == str(their_err)
+        return
+    assert tuple(mine.shape) == tuple(theirs.shape) and mine.dtype.name == str(theirs.dtype).replace("torch.", "")
 
 
 RANDOM_ERRORS = [
@@ -175,6 +265,12 @@ PRINTS = [
     "arange(60.).reshape(3, 20) / 3", "tensor([[1.5, -2.25], [1e3, 4.]])", "tensor(3.)",
     "tensor([1., 2.], requires_grad=True)",
     "arange(24).reshape(2, 3, 4)", "tensor([1.5, 2.], dtype=L.bfloat16)", "linspace(0, 1, 25)", "tensor([0.0001, 1.5])",
+    # large tensors print only their edges, formatted from those alone
+    "zeros(5 * 10 ** 7)", "arange(5 * 10 ** 6).reshape(1000, 5000)", "zeros(1, 1).expand(10 ** 6, 10 ** 6)",
+    "(arange(3 * 10 ** 6) % 7 - 3).reshape(100, 100, 300).to(L.int8)", "arange(4000.).reshape(2, 2000) * 1e-3",
+    "L.cat([L.ones(3), L.full((2000,), 1e10), L.full((3,), 0.5)])", "zeros(4000, dtype=L.bool)[::2]",
+    "linspace(-1, 1, 3000, dtype=L.bfloat16).reshape(3, 1000)", "arange(2000.).reshape(1, 2000).requires_grad_()",
+    "arange(7 * 7 * 7 * 7.).reshape(7, 7, 7, 7) / 7",
 ]
 
 

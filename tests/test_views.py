@@ -132,6 +132,20 @@ def test_reshape_views_when_possible_and_copies_otherwise():
     assert c.is_contiguous()
 
 
+def test_shape_methods_take_pytorchs_keyword():
+    x = tp.arange(6)
+    assert x.view(size=(2, 3)).shape == (2, 3) and x.view(size=[3, -1]).shape == (3, 2)
+    assert x.reshape(shape=(3, 2)).shape == (3, 2)
+    assert x.view(2, 3).permute(dims=(1, 0)).shape == (3, 2)
+    assert x.expand(size=(2, 6)).shape == (2, 6)
+    for call, message in [(lambda: x.reshape(2, shape=(2, 3)), "reshape() got multiple values for argument 'shape'"),
+                          (lambda: x.expand(6, size=(6,)), "expand() got multiple values for argument 'size'"),
+                          (lambda: x.permute(0, dims=(0,)), "permute() got multiple values for argument 'dims'"),
+                          (lambda: x.reshape(shape=6), "reshape(): argument 'shape' must be tuple of ints, not int")]:
+        with pytest.raises(TypeError, match=re.escape(message)):
+            call()
+
+
 def test_contiguous_storage_offset_and_strides():
     x = base()
     assert x.is_contiguous() and x.stride() == (12, 4, 1) and x.stride(-1) == 1

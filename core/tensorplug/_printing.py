@@ -5,7 +5,9 @@ integer mode (``1.``), fixed point (``1.0000``) or scientific notation
 (``1.0000e-05``) from the nonzero finite values and pads every element to a
 common width; rows wrap at ``linewidth``; tensors with more than
 ``threshold`` elements print only ``edgeitems`` at each edge with ``...``.
-Formatting works on a host numpy copy of just the elements shown.
+As in PyTorch, a summarised tensor is cut down to the elements shown (views
+of its edges) before anything reaches the host, and the formatter decides
+from those alone, so printing a huge tensor costs what printing a small one does.
 """
 
 from __future__ import annotations
@@ -100,44 +102,54 @@ class _Formatter:
         return " " * (self.max_width - len(s)) + s
 
 
-def _summarized(arr):
-    """The elements a summarised print shows: ``edgeitems`` at both ends of every dim."""
+def _shown(t):
+    """A host copy of just the elements a summarised print shows (PyTorch's ``get_summarized_data``).
+
+    Every dim longer than ``2 * edgeitems`` is cut to its first and last ``edgeitems`` with
+    ``narrow`` (views, nothing copied) before the pieces reach the host, so the cost does not
+    grow with the tensor.
+    """
     e = _OPTS["edgeitems"]
-    for d, n in enumerate(arr.shape):
-        if n > 2 * e:
-            idx = np.r_[0:e, n - e:n]
-            arr = np.take(arr, idx, axis=d)
-    return arr
+
+    def edges(x, d):
+        if d == len(x._shape):
+            return x._host()
+        n = x._shape[d]
+        if n <= 2 * e:
+            return edges(x, d + 1)
+        return np.concatenate([edges(x.narrow(d, 0, e), d + 1), edges(x.narrow(d, n - e, e), d + 1)], axis=d)
+
+    return edges(t.detach(), 0)
 
 
-def _vector(arr, indent, summarize, fmt):
+def _vector(arr, n, indent, summarize, fmt):
+    """One row: ``arr`` holds its ``n`` elements, or only the edges when ``summarize`` cut it."""
     e = _OPTS["edgeitems"]
     width = fmt.max_width + 2
     per_line = max(1, int(math.floor((_OPTS["linewidth"] - indent) / width)))
     vals = arr.tolist()
-    if summarize and not e:
-        data = ["..."]
-    elif summarize and len(vals) > 2 * e:
-        data = [fmt.format(v) for v in vals[:e]] + [" ..."] + [fmt.format(v) for v in vals[-e:]]
+    if summarize and n > 2 * e:
+        data = [fmt.format(v) for v in vals[:e]] + [" ..."] + [fmt.format(v) for v in vals[e:]]
     else:
         data = [fmt.format(v) for v in vals]
     lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
     return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
 
 
-def _nested(arr, indent, summarize, fmt):
-    if arr.ndim == 0:
+def _nested(arr, shape, indent, summarize, fmt):
+    """The bracketed text of a tensor of ``shape`` whose shown elements are ``arr``."""
+    if not shape:
         return fmt.format(arr.item())
-    if arr.ndim == 1:
-        return _vector(arr, indent, summarize, fmt)
+    if len(shape) == 1:
+        return _vector(arr, shape[0], indent, summarize, fmt)
     e = _OPTS["edgeitems"]
-    n = arr.shape[0]
+    n = shape[0]
     if summarize and n > 2 * e:
-        parts = ([_nested(arr[i], indent + 1, summarize, fmt) for i in range(e)] + ["..."]
-                 + [_nested(arr[i], indent + 1, summarize, fmt) for i in range(n - e, n)])
+        parts = ([_nested(arr[i], shape[1:], indent + 1, summarize, fmt) for i in range(e)] + ["..."]
+                 + [_nested(arr[i], shape[1:], indent + 1, summarize, fmt) for i in range(e, 2 * e)])
     else:
-        parts = [_nested(arr[i], indent + 1, summarize, fmt) for i in range(n)]
-    return "[" + ("," + "\n" * (arr.ndim - 1) + " " * (indent + 1)).join(parts) + "]"
+        parts = [_nested(arr[i], shape[1:], indent + 1, summarize, fmt) for i in range(n)]
+    return "[" + ("," + "\n" * (len(shape) - 1) + " " * (indent + 1)).join(parts) + "]"
 
 
 def _host_values(arr, dtype):
@@ -149,13 +161,14 @@ def _host_values(arr, dtype):
 
 def tensor_str(t, indent):
     """The bracketed body of ``repr(t)`` (what ``str`` of a tensor's values looks like)."""
-    arr = t._host()
-    if arr.size == 0:
+    if t.numel() == 0:
         return "[]"
-    summarize = arr.size > _OPTS["threshold"]
-    shown = _summarized(arr) if summarize else arr
-    fmt = _Formatter(_host_values(shown, t._dtype), t._dtype.is_floating_point)
-    return _nested(_host_values(arr, t._dtype), indent, summarize, fmt)
+    summarize = t.numel() > _OPTS["threshold"]
+    if summarize and not _OPTS["edgeitems"]:
+        return "[...]"
+    shown = _host_values(_shown(t) if summarize else t._host(), t._dtype)
+    fmt = _Formatter(shown, t._dtype.is_floating_point)
+    return _nested(shown, tuple(t._shape), indent, summarize, fmt)
 
 
 def _add_suffixes(body, suffixes, indent):
@@ -172,8 +185,23 @@ def _add_suffixes(body, suffixes, indent):
     return "".join(out)
 
 
+def _uninitialized(t):
+    """Whether ``t`` lacks the fields every tensor has (made by ``object.__new__``, or a subclass whose
+    ``__init__`` failed): its repr must still not raise."""
+    try:
+        t._shape, t._dtype, t._device  # set together with the data, by every constructor
+    except AttributeError:
+        return True
+    return False
+
+
 def tensor_repr(t):
     """``repr(t)``: ``tensor([...])`` with PyTorch's suffixes (device, dtype, size, grad)."""
+    if _uninitialized(t):
+        cls = type(t)
+        name = "tensorplug.Tensor" if cls.__name__ == "Tensor" and cls.__module__ == "tensorplug.tensor" else \
+            f"{cls.__module__}.{cls.__qualname__}"
+        return f"<{name} object at {id(t):#x} (uninitialized)>"
     prefix = "tensor("
     indent = len(prefix)
     suffixes = []

@@ -309,7 +309,11 @@ class Tensor:
         return tensor_repr(self)
 
     def __format__(self, spec):
-        if not self._shape:
+        try:
+            shape = self._shape
+        except AttributeError:  # half-constructed: say so, as repr does
+            return repr(self)
+        if not shape:
             return format(self.item(), spec)
         if spec:
             raise TypeError("unsupported format string passed to Tensor.__format__")

@@ -109,12 +109,26 @@ def _to_array(data):
     except OverflowError:
         raise ValueError("Overflow when unpacking long long") from None
     if arr.dtype == object or arr.dtype.kind in "US":
-        if all(isinstance(x, int) for x in np.ravel(arr)) and arr.size:
-            raise ValueError("Overflow when unpacking long long")
+        leaves = np.ravel(arr)
+        if leaves.size and all(isinstance(x, (int, float, np.integer, np.floating)) for x in leaves):
+            # Python ints past 64 bits (numpy keeps them as objects): PyTorch's overflow, unless a float
+            # makes the result floating point
+            if not any(isinstance(x, (float, np.floating)) for x in leaves):
+                raise ValueError("Overflow when unpacking long long")
+            return np.asarray(data, dtype=np.float64)
         raise _bad_scalar(data)
     if arr.dtype == np.uint64 and not isinstance(data, (np.ndarray, np.generic)):
         raise ValueError("Overflow when unpacking long long")
+    if (arr.dtype.kind == "f" and isinstance(data, (list, tuple)) and arr.size and np.abs(arr).max() >= 2.0 ** 63
+            and not _has_float(data)):
+        # numpy turned ints past int64 into floats; without a float among them PyTorch infers int64 and overflows
+        raise ValueError("Overflow when unpacking long long")
     return arr
+
+
+def _has_float(data):
+    """Whether nested lists hold a float (Python or numpy)."""
+    return any(isinstance(x, (float, np.floating)) or isinstance(x, (list, tuple)) and _has_float(x) for x in data)
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -185,13 +199,27 @@ def _size(size):
     return tuple(out)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, pin_memory=False):
-    """An uninitialised tensor of shape ``size``.
+def size_arg(name, args, size):
+    """The shape a factory is given: ``*args`` (``zeros(2, 3)``, ``zeros((2, 3))``) or the ``size=`` keyword
+    (``zeros(size=(2, 3))``), with PyTorch's errors when neither or both are given."""
+    if size is None:
+        if not args:
+            raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+        return _size(args)
+    if args:
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+    return _size((size,))
+
+
+def empty(*args, size=None, dtype=None, device=None, requires_grad=False, memory_format=None, pin_memory=False):
+    """An uninitialised tensor of shape ``size`` (``empty(2, 3)``, ``empty((2, 3))`` or ``empty(size=(2, 3))``).
 
     ``memory_format`` and ``pin_memory`` are accepted for PyTorch compatibility and ignored.
     """
-    return _finish(_mem.empty(_size(size), dtype=dtype or _dt.get_default_dtype(), device=_dev(device)),
-                   requires_grad)
+    return _finish(_mem.empty(size_arg("empty", args, size), dtype=dtype or _dt.get_default_dtype(),
+                              device=_dev(device)), requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
@@ -199,16 +227,16 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     return _finish(_mem.full(_size((size,)), fill_value, dtype=dtype, device=_dev(device)), requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False):
-    """A tensor of zeros (default float dtype)."""
-    return _finish(_mem.full(_size(size), 0, dtype=dtype or _dt.get_default_dtype(), device=_dev(device)),
-                   requires_grad)
+def zeros(*args, size=None, dtype=None, device=None, requires_grad=False):
+    """A tensor of zeros (default float dtype) of shape ``size``, given as for :func:`empty`."""
+    return _finish(_mem.full(size_arg("zeros", args, size), 0, dtype=dtype or _dt.get_default_dtype(),
+                             device=_dev(device)), requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False):
-    """A tensor of ones (default float dtype)."""
-    return _finish(_mem.full(_size(size), 1, dtype=dtype or _dt.get_default_dtype(), device=_dev(device)),
-                   requires_grad)
+def ones(*args, size=None, dtype=None, device=None, requires_grad=False):
+    """A tensor of ones (default float dtype) of shape ``size``, given as for :func:`empty`."""
+    return _finish(_mem.full(size_arg("ones", args, size), 1, dtype=dtype or _dt.get_default_dtype(),
+                             device=_dev(device)), requires_grad)
 
 
 def _like(t, dtype, device):
@@ -278,11 +306,18 @@ def _num(x):
     return x.item() if isinstance(x, Tensor) else x
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
-    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless any bound is a float."""
+def arange(start=None, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless any bound is a float.
+
+    ``arange(end)`` and ``arange(end=end)`` start at 0.
+    """
     start, end, step = _num(start), _num(end), _num(step)
     if end is None:
+        if start is None:
+            raise TypeError('arange() missing 1 required positional arguments: "end"')
         start, end = 0, start
+    elif start is None:
+        start = 0
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0 and end != start:

@@ -1,14 +1,18 @@
 """``Tensor.__getitem__`` and ``__setitem__``: parsing an index into views and advanced indices.
 
-Indexing follows PyTorch: ints, slices (positive steps), ``None`` and
+Indexing follows PyTorch: ints (anything with ``__index__``, and 0-dim
+integer tensors and numpy arrays), slices (positive steps), ``None`` and
 ``...`` are *basic* indices and give views built from the view ops (select,
 slice, unsqueeze), so writes through the result reach the base. Integer and
-boolean tensors (or lists, numpy arrays, Python bools) are *advanced*
-indices: after the basic ones are applied, the remaining view is gathered
-with ``index.Tensor`` (a copy; :mod:`.indexing` defines it), which has numpy's
+boolean tensors, Python bools and sequences (lists, tuples, ranges, numpy
+arrays: they become int64 index tensors, or masks when their values are
+bools) are *advanced* indices: after the basic ones are applied, the
+remaining view is gathered with ``index.Tensor`` (a copy), which has numpy's
 rules (index tensors broadcast together; if they are not adjacent their dims
 go first). Ints are applied as ``select`` first, as PyTorch does, so unlike
-numpy an int never counts as an advanced index.
+numpy an int never counts as an advanced index. A short non-tuple sequence
+holding a sequence, tensor, slice, ``None`` or ``...`` is read as a tuple of
+indices (with PyTorch's deprecation warning).
 
 Assignment writes into the basic view with ``fill_``/``copy_`` or, with
 advanced indices, ``index_put_`` from :mod:`tensorplug.ops.indexing`.
@@ -17,13 +21,16 @@ advanced indices, ``index_put_`` from :mod:`tensorplug.ops.indexing`.
 from __future__ import annotations
 
 import numbers
+import operator
+import warnings
+from collections.abc import Mapping
 
 import numpy as np
 
 from .. import dtypes as _dt
 from ..tensor import Tensor
 from ._lib import attach
-from .factories import tensor
+from .factories import tensor, _to_array
 from .indexing import index, index_put_
 from .memory import fill_, copy_
 from .pointwise import scalar_tensor
@@ -40,20 +47,61 @@ def _bad_index(obj):
                       f"valid indices (got {name})")
 
 
+def _is_sequence(obj):
+    """Whether ``obj`` is a sequence for indexing (PyTorch's ``PySequence_Check``): a list, tuple, range, numpy
+    array, string, or any object with ``__len__`` and ``__getitem__`` that is not a mapping or a tensor."""
+    if isinstance(obj, _SEQUENCES):
+        return True
+    if isinstance(obj, (Tensor, Mapping, np.generic)):
+        return False
+    cls = type(obj)
+    return hasattr(cls, "__getitem__") and hasattr(cls, "__len__")
+
+
+_SEQUENCES = (list, tuple, range, np.ndarray, str, bytes)
+_MAX_TUPLE_LIKE = 32  # PyTorch (after numpy) only reads sequences shorter than this as tuples
+
+
+def _reads_as_tuple(key):
+    """Whether a non-tuple sequence ``key`` stands for a tuple of indices, as in PyTorch: ``x[[0, [1, 2]]]`` is
+    ``x[0, [1, 2]]`` (with a deprecation warning) but ``x[[0, 1]]`` is one index."""
+    if isinstance(key, (Tensor, np.ndarray)) or not _is_sequence(key):
+        return False
+    try:
+        items = list(key) if len(key) < _MAX_TUPLE_LIKE else ()
+    except Exception:  # noqa: BLE001 - like PyTorch, a sequence that cannot be read is one index
+        return False
+    for k in items:
+        if k.__class__ is int:
+            continue
+        if k is None or k is Ellipsis or k.__class__ is slice or isinstance(k, Tensor) or _is_sequence(k):
+            warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated and will be "
+                          "changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will "
+                          "be interpreted as tensor index, x[tensorplug.tensor(seq)], which will result either in "
+                          "an error or a different result", UserWarning, stacklevel=4)
+            return True
+    return False
+
+
 def _as_index_tensor(obj, device):
-    """A list / numpy array / Python bool used as an index, as an int64 or bool tensor."""
-    if isinstance(obj, np.ndarray):
+    """A sequence (list, tuple, range, numpy array...) or Python bool used as an index, as a tensor.
+
+    PyTorch's rule: bool values give a mask (uint8 ones, from numpy, a deprecated mask), any other
+    values an int64 index tensor (floats truncate toward zero).
+    """
+    if isinstance(obj, range):
+        arr = np.arange(obj.start, obj.stop, obj.step, dtype=np.int64)
+    elif isinstance(obj, np.ndarray):
         arr = obj
     else:
-        try:
-            arr = np.asarray(obj)
-        except ValueError:
-            raise _bad_index(obj) from None
+        arr = _to_array(obj)  # PyTorch's errors for ragged lists, strings, None, out-of-range ints
     if arr.size == 0:
         arr = arr.astype(np.int64)
     if arr.dtype.kind == "b":
         return tensor(arr, dtype=_dt.bool, device=device)
-    if arr.dtype.kind in "iu":
+    if arr.dtype == np.uint8:
+        return tensor(arr, dtype=_dt.uint8, device=device)
+    if arr.dtype.kind in "iuf":
         return tensor(arr.astype(np.int64, copy=False), device=device)
     raise _bad_index(obj)
 
@@ -95,14 +143,14 @@ def _apply(self, key):
     """Apply the basic part of ``key``; returns (view, advanced) where advanced
     lists ``(dim in view, index tensor)`` in order."""
     if key.__class__ is not tuple:
-        key = (key,)
-    if any(isinstance(k, (list, tuple, np.ndarray)) for k in key):
-        key = tuple(_as_index_tensor(k, self._device) if isinstance(k, (list, tuple, np.ndarray)) else k
+        key = tuple(key) if isinstance(key, tuple) or _reads_as_tuple(key) else (key,)
+    if any(k.__class__ is not int and k.__class__ is not slice and _is_sequence(k) for k in key):
+        key = tuple(_as_index_tensor(k, self._device) if k.__class__ is not slice and _is_sequence(k) else k
                     for k in key)
     consumed = 0
     ellipsis = False
     for k in key:
-        if k is None or k.__class__ is bool or k.__class__ is np.bool_:
+        if k is None or k.__class__ is bool:
             continue
         if k is Ellipsis:
             if ellipsis:
@@ -117,7 +165,8 @@ def _apply(self, key):
         if not ndim and len(key) == 1:
             if key[0].__class__ is slice:
                 raise IndexError("slice() cannot be applied to a 0-dim tensor.")
-            _select(self, 0, 0, 0)
+            if not isinstance(key[0], Tensor):
+                _select(self, 0, 0, 0)  # an int: PyTorch's message for 0-dim tensors
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     out = self
     dim = 0
@@ -136,11 +185,15 @@ def _apply(self, key):
             dim += 1
         elif k is Ellipsis:
             dim += ndim - consumed
-        elif cls is bool or cls is np.bool_:
+        elif cls is bool:
             out = unsqueeze(out, dim)
-            adv.append((dim, _as_index_tensor([bool(k)], out._device)))
+            adv.append((dim, _as_index_tensor([k], out._device)))
             dim += 1
         elif isinstance(k, Tensor):
+            if not k._shape and cls is Tensor and k._dtype not in _MASK_DTYPES and not k._dtype.is_floating_point:
+                # a 0-dim integer tensor is an int, as in PyTorch: a select (a view), not a gather
+                out = _select(out, dim, int(k.item()), pos)
+                continue
             if k._dtype in _MASK_DTYPES and not k._shape:
                 out = unsqueeze(out, dim)
                 k = unsqueeze(k, 0)
@@ -149,7 +202,11 @@ def _apply(self, key):
         elif isinstance(k, numbers.Integral):
             out = _select(out, dim, int(k), pos)
         else:
-            raise _bad_index(k)
+            try:
+                i = operator.index(k)  # any object with __index__ is an int (numpy's bool is not)
+            except TypeError:
+                raise _bad_index(k) from None
+            out = _select(out, dim, i, pos)
     if out is self:
         out = alias(self)
     return out, adv

@@ -34,10 +34,21 @@ def _sizes(args):
     return args
 
 
-attach("view", lambda self, *shape: _view_or_dtype(self, shape))
-attach("reshape", lambda self, *shape: V.reshape(self, _sizes(shape)))
-attach("permute", lambda self, *dims: V.permute(self, _sizes(dims)))
-attach("expand", lambda self, *sizes: V.expand(self, _sizes(sizes)))
+def _or_keyword(name, keyword, args, value):
+    """The sizes given as ``*args`` or, as PyTorch also takes them, as the keyword (``x.view(size=(2, 3))``)."""
+    if value is None:
+        return args
+    if args:
+        raise TypeError(f"{name}() got multiple values for argument '{keyword}'")
+    if not isinstance(value, (tuple, list)):
+        raise TypeError(f"{name}(): argument '{keyword}' must be tuple of ints, not {type(value).__name__}")
+    return (value,)
+
+
+attach("view", lambda self, *args, size=None: _view_or_dtype(self, _or_keyword("view", "size", args, size)))
+attach("reshape", lambda self, *args, shape=None: V.reshape(self, _sizes(_or_keyword("reshape", "shape", args, shape))))
+attach("permute", lambda self, *args, dims=None: V.permute(self, _sizes(_or_keyword("permute", "dims", args, dims))))
+attach("expand", lambda self, *args, size=None: V.expand(self, _sizes(_or_keyword("expand", "size", args, size))))
 attach("transpose", V.transpose)
 attach("swapaxes", V.transpose)
 attach("swapdims", V.transpose)

@@ -378,36 +378,58 @@ def _new(size, dtype, device):
     return _target(_mem.empty(size, dtype=dtype or _dt.get_default_dtype(), device=_f._dev(device)))
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """Uniform samples on ``[0, 1)`` of shape ``size``."""
-    out = uniform_(_new(_f._size(size), dtype, device), 0.0, 1.0, generator=generator)
+def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """Uniform samples on ``[0, 1)`` of shape ``size`` (``rand(2, 3)``, ``rand((2, 3))`` or ``rand(size=(2, 3))``)."""
+    out = uniform_(_new(_f.size_arg("rand", args, size), dtype, device), 0.0, 1.0, generator=generator)
     return _f._finish(out, requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """Standard normal samples of shape ``size``."""
-    out = normal_(_new(_f._size(size), dtype, device), 0.0, 1.0, generator=generator)
+def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """Standard normal samples of shape ``size``, given as for :func:`rand`."""
+    out = normal_(_new(_f.size_arg("randn", args, size), dtype, device), 0.0, 1.0, generator=generator)
     return _f._finish(out, requires_grad)
 
 
 def _int_arg(name, pos, v):
+    """``v`` as an int, or PyTorch's TypeError naming argument ``name`` (at position ``pos``, None for a keyword)."""
     if isinstance(v, Tensor):
         v = v.item()
     if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-        raise TypeError(f"randint(): argument '{name}' (position {pos}) must be int, not {type(v).__name__}")
+        where = "" if pos is None else f" (position {pos})"
+        raise TypeError(f"randint(): argument '{name}'{where} must be int, not {type(v).__name__}")
     return int(v)
 
 
-def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False,
-            pin_memory=False):
-    """Integers uniform on ``[low, high)``: ``randint(high, size)`` or ``randint(low, high, size)`` (int64)."""
-    if size is None:
-        if high is None:
-            raise TypeError("randint() missing required argument 'size'")
-        low, high, size = 0, low, high
+_UNSET = object()
+
+
+def randint(*args, low=_UNSET, high=_UNSET, size=_UNSET, generator=None, dtype=None, device=None,
+            requires_grad=False, pin_memory=False):
+    """Integers uniform on ``[low, high)`` (int64 by default), with PyTorch's two forms:
+    ``randint(high, size)`` and ``randint(low=0, high, size)``, each argument positional or keyword."""
+    given = {"low": low, "high": high, "size": size}
+    if len(args) > 3:
+        raise TypeError(f"randint() takes from 1 to 3 positional arguments but {len(args)} were given")
+    # the (low, high, size) form when three are positional, or a keyword says the first positional is low
+    long_form = (len(args) == 3 or low is not _UNSET or (args and high is not _UNSET)
+                 or (len(args) == 2 and size is not _UNSET))
+    names = ("low", "high", "size") if long_form else ("high", "size")
+    where = {}
+    for i, v in enumerate(args):
+        name = names[i]
+        if given[name] is not _UNSET:
+            raise TypeError(f"randint() got multiple values for argument '{name}'")
+        given[name], where[name] = v, i + 1
+    if given["high"] is _UNSET:
+        raise TypeError("randint() missing required argument 'high'")
+    if given["size"] is _UNSET:
+        raise TypeError("randint() missing required argument 'size'")
+    size = given["size"]
     if not isinstance(size, (tuple, list)):
-        raise TypeError(f"randint(): argument 'size' must be tuple of ints, not {type(size).__name__}")
-    low, high = _int_arg("low", 1, low), _int_arg("high", 2, high)
+        at = f" (position {where['size']})" if "size" in where else ""
+        raise TypeError(f"randint(): argument 'size'{at} must be tuple of ints, not {type(size).__name__}")
+    low = 0 if given["low"] is _UNSET else _int_arg("low", where.get("low"), given["low"])
+    high = _int_arg("high", where.get("high"), given["high"])
     out = _random_from_positional(_target(_mem.empty(_f._size((size,)), dtype=dtype or _dt.int64,
                                                      device=_f._dev(device))), low, high, generator)
     return _f._finish(out, requires_grad)

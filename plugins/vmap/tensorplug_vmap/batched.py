@@ -136,7 +136,11 @@ class BatchedTensor(Tensor):
         return leaf, self._requires_grad or _value_requires_grad(self._value)
 
     def __repr__(self):
-        value = repr(self._value).replace("\n", "\n    ")
+        try:
+            value = self._value
+        except AttributeError:  # half-constructed: the core's text for that, rather than an error
+            return Tensor.__repr__(self)
+        value = repr(value).replace("\n", "\n    ")
         extra = ""
         if self._grad_fn is not None:
             extra = f", grad_fn=<{self._grad_fn.name()}>"

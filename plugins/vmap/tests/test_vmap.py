@@ -81,6 +81,11 @@ def test_batched_tensor_looks_like_one_example():
     assert seen["repr"].startswith("BatchedTensor(lvl=1, bdim=1, value=\n    tensor(")
 
 
+def test_repr_of_a_half_constructed_batched_tensor_does_not_raise():
+    b = object.__new__(BatchedTensor)
+    assert repr(b) == f"{b}" == f"<tensorplug_vmap.batched.BatchedTensor object at {id(b):#x} (uninitialized)>"
+
+
 @pytest.mark.parametrize("what, call, match", [
     ("item", lambda a: a.sum().item(), r"calling \.item\(\)"),
     ("bool", lambda a: bool(a.sum() > 0), "data-dependent control flow"),
@@ -373,7 +378,7 @@ def _put_acc(s, i, j, v):
 ])
 def test_index_put_rule_matches_loop_without_the_fallback(fn, shapes, dims):
     tp.manual_seed(0)
-    args = [tp.randn(*sh) if k in (0, len(shapes) - 1) else tp.randint(0, 3, sh) for k, sh in enumerate(shapes)]
+    args = [tp.randn(sh) if k in (0, len(shapes) - 1) else tp.randint(0, 3, sh) for k, sh in enumerate(shapes)]
     _WARNED.discard("tensorplug::index_put_")
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a rule, not the loop fallback (which warns)

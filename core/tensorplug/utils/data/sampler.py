@@ -39,11 +39,16 @@ class SequentialSampler(Sampler):
         return len(self.data_source)
 
 
+_CHUNK = 32  # indices RandomSampler draws at a time with replacement (PyTorch's number)
+
+
 class RandomSampler(Sampler):
     """A random permutation of the indices each pass (or ``num_samples`` draws with ``replacement``).
 
     With a ``generator``, the sequence of passes is reproducible; without
     one, each pass seeds a fresh generator from tensorplug's default one.
+    Draws with replacement are made lazily, 32 at a time, so a huge
+    ``num_samples`` (an endless loader) costs nothing up front.
     """
 
     def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
@@ -65,7 +70,11 @@ class RandomSampler(Sampler):
         n = len(self.data_source)
         generator = _fresh_generator(self.generator)
         if self.replacement:
-            yield from randint(high=n, size=(self.num_samples,), dtype=_dt.int64, generator=generator).tolist()
+            # drawn lazily, _CHUNK at a time as in PyTorch: num_samples may be huge (an "infinite" loader)
+            for _ in range(self.num_samples // _CHUNK):
+                yield from randint(high=n, size=(_CHUNK,), dtype=_dt.int64, generator=generator).tolist()
+            yield from randint(high=n, size=(self.num_samples % _CHUNK,), dtype=_dt.int64,
+                               generator=generator).tolist()
         else:
             for _ in range(self.num_samples // n):
                 yield from randperm(n, generator=generator).tolist()
