@@ -522,6 +522,14 @@ def test_flip_and_roll_copy():
     assert y.roll(1, 0).tolist() == np.roll(np.arange(6).reshape(2, 3).T, 1, 0).tolist()
 
 
+def test_flip_method_takes_dims_as_a_keyword():
+    y = tp.arange(6).reshape(2, 3)
+    assert y.flip(dims=(0, 1)).tolist() == y.flip(0, 1).tolist() == np.flip(np.arange(6).reshape(2, 3)).tolist()
+    assert y.flip(dims=[1]).tolist() == [[2, 1, 0], [5, 4, 3]]
+    with pytest.raises(TypeError, match="multiple values for argument 'dims'"):
+        y.flip(0, dims=(1,))
+
+
 # -- isclose, allclose, isnan, isinf, isfinite ----------------------------------------------------
 @settings(max_examples=80, deadline=None)
 @given(hnp.arrays(np.float64, 6, elements=st.floats(allow_nan=True, allow_infinity=True, width=32)),

@@ -71,7 +71,12 @@ flip = _document(defop("flip(Tensor self, int[] dims) -> Tensor", check=_check_f
                  "A copy with the order of elements reversed along each of ``dims``.")
 
 
-def _flip_method(self, *dims):
+def _flip_method(self, *dims, **kwargs):
+    if kwargs:
+        if dims or set(kwargs) != {"dims"}:
+            raise TypeError(f"flip() got an unexpected keyword argument {next(k for k in kwargs if k != 'dims')!r}"
+                            if set(kwargs) - {"dims"} else "flip() got multiple values for argument 'dims'")
+        dims = (kwargs["dims"],)
     if not dims:
         raise TypeError('flip() missing 1 required positional arguments: "dims"')
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
@@ -79,7 +84,7 @@ def _flip_method(self, *dims):
     return flip(self, dims)
 
 
-_flip_method.__doc__ = "``x.flip(0, 1)`` or ``x.flip((0, 1))``: " + flip.__doc__
+_flip_method.__doc__ = "``x.flip(0, 1)``, ``x.flip((0, 1))`` or ``x.flip(dims=(0, 1))``: " + flip.__doc__
 
 
 # -- roll -----------------------------------------------------------------------------------------------
