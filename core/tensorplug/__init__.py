@@ -28,6 +28,7 @@ from .ops import reductions as _reductions, linalg as _linalg, indexing as _inde
 from .ops import random as _random, composite as _composite  # noqa: F401
 from .ops import methods as _methods  # noqa: F401
 from .ops import nn_ops as _nn_ops  # noqa: F401
+from .ops import fused_formulas as _fused_formulas  # noqa: F401  (after the ops they differentiate)
 from .ops.factories import (tensor, as_tensor, from_numpy, empty, zeros, ones, full, empty_like, zeros_like,
                             ones_like, full_like, arange, linspace, eye)
 from .ops.promotion import result_type, broadcast_shapes

@@ -9,7 +9,8 @@ A formula is registered next to its op's definition::
 Its first parameter receives the output gradient (``grads``: a tuple, for ops
 with several differentiable outputs); every other parameter names a schema
 argument or ``result`` (the op's output; ``result1`` the second), which the
-node saves at forward time, so a node keeps exactly what its formula reads.
+node saves at forward time, so a node keeps exactly what its formula reads
+(``<argument>_shape`` and ``<argument>_strides`` keep only that of a tensor argument).
 It returns one gradient per Tensor argument in schema order (a list for a
 ``Tensor[]`` argument; ``None`` where there is none; a bare value when the op
 has one Tensor argument). Formulas are written with tensor ops, so under
@@ -46,7 +47,7 @@ _NO_EDGE = (None, 0)
 _NO_META = ((), None, None)
 
 # kinds of saved values
-_VALUE, _INPUT, _OUTPUT, _LIST, _SNAPSHOT, _SHAPE = range(6)
+_VALUE, _INPUT, _OUTPUT, _LIST, _SNAPSHOT, _SHAPE, _STRIDES = range(7)
 
 _SECOND_TIME = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -134,7 +135,7 @@ class FormulaNode(Node):
             raise RuntimeError(_SECOND_TIME)
         vals = []
         for (kind, p), v in zip(info.saves, saved):
-            if kind == _VALUE or kind == _SHAPE:
+            if kind == _VALUE or kind == _SHAPE or kind == _STRIDES:
                 vals.append(v)
             elif kind == _INPUT or kind == _SNAPSHOT:
                 vals.append(_unpack_input(v) if v is not None else None)
@@ -204,7 +205,7 @@ def _fast_apply(info):
     args = ["grads[0]"]
     diff = 0 not in info.nondiff_outputs
     for i, kind in enumerate(info.save_kinds):
-        if kind in (_VALUE, _SHAPE):
+        if kind in (_VALUE, _SHAPE, _STRIDES):
             args.append(f"s[{i}]")
         elif kind == _OUTPUT:
             # the alias as it is unless grad mode is on (create_graph) and the output is differentiable
@@ -262,9 +263,13 @@ class FormulaInfo:
                 # only the shape of a tensor argument: the tensor itself is not kept alive
                 self.saves.append((_SHAPE, arg_names.index(n[:-6])))
                 continue
+            if n not in arg_names and n.endswith("_strides") and n[:-8] in arg_names:
+                # only the strides (the layout) of a tensor argument, for a gradient in that layout
+                self.saves.append((_STRIDES, arg_names.index(n[:-8])))
+                continue
             if n not in arg_names:
                 raise ValueError(f"formula for {op.qualname}: parameter {n!r} is neither a schema argument, "
-                                 f"'<argument>_shape' nor 'result'")
+                                 f"'<argument>_shape', '<argument>_strides' nor 'result'")
             p = arg_names.index(n)
             a = args[p]
             if a.type != "Tensor":
@@ -469,6 +474,9 @@ def make_autograd_kernel(info):
             saved.append(names[p])
         elif kind == _SHAPE:
             saved.append(f"{names[p]}._shape")
+        elif kind == _STRIDES:
+            cond = when(i)
+            saved.append(f"{names[p]}.stride()" + (f" if ({cond}) else None" if cond else ""))
         elif kind == _OUTPUT:
             saved.append(f"_save_output({'outs[%d]' % p if multi else 'out'})")
         elif kind == _LIST:
