@@ -13,6 +13,7 @@ import numpy as np
 import tensorplug
 from tensorplug.plugin_api import sum_dtype, any_dtype
 
+from . import elementwise as _ew
 from .elementwise import quiet
 from .kernels import wrap, cast
 
@@ -167,6 +168,56 @@ def log_softmax(self, dim, dtype=None):
     return wrap(out if out.dtype == d.np else out.astype(d.np), d)
 
 
+def _nll_targets(target, ignore_index):
+    """(ignored mask, target with ignored entries as class 0, as int64 indices)."""
+    t = target._data
+    ignored = t == ignore_index
+    return ignored, np.where(ignored, 0, t).astype(np.int64, copy=False)
+
+
+def nll_loss(self, target, weight=None, reduction=1, ignore_index=-100):
+    """The picked log-probabilities in one gather, then the core composite's steps as this
+    backend's own kernels, called directly (the same dtypes and roundings, without the dispatches)."""
+    d = self._dtype
+    x = self._data
+    ignored, safe = _nll_targets(target, ignore_index)
+    c = x.shape[0 if x.ndim == 1 else 1]
+    bad = (safe < 0) | (safe >= c)
+    if bad.any():
+        raise IndexError(f"Target {int(safe[bad][0])} is out of bounds.")
+    picked = x[safe] if x.ndim == 1 else np.take_along_axis(x, np.expand_dims(safe, 1), 1).squeeze(1)
+    kept = wrap((~ignored).astype(d.np), d)
+    w = kept if weight is None else _ew.mul(wrap(weight._data[safe], weight._dtype), kept)
+    loss = _ew.mul(_ew.neg(wrap(picked, d)), w)
+    if reduction == 0:
+        return loss
+    if reduction == 2:
+        return sum(loss)
+    return _ew.div(sum(loss), sum(w))
+
+
+def nll_loss_backward(grad_output, self, target, weight=None, reduction=1, ignore_index=-100):
+    """nll_loss's gradient in one pass over the picked entries: ``-(g * w)`` at each target's class
+    (``g`` the output gradient, over the total weight for the mean), 0 elsewhere and where ignored;
+    the steps of the core's composite, in self's dtype (sums of half types accumulate in float32)."""
+    d = self._dtype
+    dn = d.np
+    ignored, safe = _nll_targets(target, ignore_index)
+    w = (~ignored).astype(dn)
+    if weight is not None:
+        w = weight._data[safe] * w
+    g = grad_output._data
+    if reduction == 1:
+        total = np.add.reduce(w, axis=None, dtype=_f32 if d in _HALF else dn)
+        g = np.true_divide(g, total.astype(dn))
+    axis = 0 if self._data.ndim == 1 else 1
+    out = np.zeros(self._shape, dn)
+    # an ignored target gets no gradient (0, not 0 times an infinite mean when all are ignored)
+    vals = np.where(ignored, np.zeros((), dn), np.negative(np.multiply(g, w).astype(dn, copy=False)))
+    np.put_along_axis(out, np.expand_dims(safe, axis), np.expand_dims(vals, axis), axis)
+    return wrap(out, d)
+
+
 sum, prod, cumsum, matmul, addmm = quiet(sum), quiet(prod), quiet(cumsum), quiet(matmul), quiet(addmm)
 log_softmax = quiet(log_softmax)
 
@@ -175,5 +226,6 @@ KERNELS = {
     "amax": _extreme(np.maximum), "amin": _extreme(np.minimum),
     "argmax": _arg_extreme(np.argmax), "argmin": _arg_extreme(np.argmin),
     "any.dims": _logical(np.any), "all.dims": _logical(np.all),
-    "matmul": matmul, "addmm": addmm, "log_softmax.int": log_softmax,
+    "matmul": matmul, "addmm": addmm, "log_softmax.int": log_softmax, "nll_loss_backward": quiet(nll_loss_backward),
+    "nll_loss": quiet(nll_loss),
 }
