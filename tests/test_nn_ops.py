@@ -99,7 +99,6 @@ def test_disabling_the_backend_plugin_removes_its_kernels(fusedev):
     ("group_norm", F.group_norm, lambda: (tp.ones(2, 4, 3), 2), {}),
     ("batch_norm", F.batch_norm, lambda: (tp.randn(4, 3), None, None), {"training": True}),
     ("embedding", F.embedding, lambda: (tp.tensor([1, 0]), tp.ones(3, 2)), {}),
-    ("nll_loss", F.nll_loss, lambda: (tp.randn(3, 4), tp.tensor([0, 1, 3])), {}),
     ("cross_entropy_loss", F.cross_entropy, lambda: (tp.randn(3, 4), tp.tensor([0, 1, 3])), {}),
     ("scaled_dot_product_attention", F.scaled_dot_product_attention,
      lambda: (tp.ones(2, 3), tp.ones(4, 3), tp.ones(4, 2)), {"is_causal": True}),
@@ -111,6 +110,14 @@ def test_profiler_records_one_operator_with_its_decomposition_as_children(name, 
     top = [e for e in prof.events() if e.parent is None]
     assert [e.name for e in top] == [f"tensorplug::{name}"]
     assert top[0].children, "the decomposition's ops are recorded inside the operator's event"
+
+
+def test_a_layer_the_cpu_runs_as_one_kernel_records_no_children():
+    logp, target = tp.randn(3, 4), tp.tensor([0, 1, 3])
+    with tp.profiler.profile() as prof:
+        F.nll_loss(logp, target)
+    top = [e for e in prof.events() if e.parent is None]
+    assert [e.name for e in top] == ["tensorplug::nll_loss"] and not top[0].children
 
 
 def test_reductions_and_defaults_reach_the_op_as_its_schema_says():

@@ -9,7 +9,8 @@ A formula is registered next to its op's definition::
 Its first parameter receives the output gradient (``grads``: a tuple, for ops
 with several differentiable outputs); every other parameter names a schema
 argument or ``result`` (the op's output; ``result1`` the second), which the
-node saves at forward time, so a node keeps exactly what its formula reads.
+node saves at forward time, so a node keeps exactly what its formula reads
+(``<argument>_shape`` and ``<argument>_strides`` keep only that of a tensor argument).
 It returns one gradient per Tensor argument in schema order (a list for a
 ``Tensor[]`` argument; ``None`` where there is none; a bare value when the op
 has one Tensor argument). Formulas are written with tensor ops, so under
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import inspect
 import traceback
+import weakref
 
 from .. import dtypes as _dt
 from ..dispatch.keys import Autograd
@@ -36,7 +38,7 @@ from ..dispatch.dispatcher import _tls
 from ..dispatch.library import Library, owner_scope
 from ..tensor import Tensor, make_tensor as _make_tensor
 from . import _ops
-from .graph import Node, gradient_edge, leaf_edge, _seq, _anomaly, _type_name
+from .graph import Node, AccumulateGrad, gradient_edge, leaf_edge, _seq, _anomaly, _type_name
 from .views import check_inplace_write, rebase_history, register_view, regenerate_views
 
 _new = object.__new__
@@ -45,9 +47,10 @@ _BIT = Autograd.bit
 FORMULAS: dict = {}  # qualified op name -> FormulaInfo
 _NO_EDGE = (None, 0)
 _NO_META = ((), None, None)
+_LOOKUP = "\0lookup\0"  # marks where a generated kernel finds the kernel below Autograd
 
 # kinds of saved values
-_VALUE, _INPUT, _OUTPUT, _LIST, _SNAPSHOT, _SHAPE = range(6)
+_VALUE, _INPUT, _OUTPUT, _LIST, _SNAPSHOT, _SHAPE, _STRIDES = range(7)
 
 _SECOND_TIME = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -123,6 +126,9 @@ class FormulaNode(Node):
     """A node whose backward is a registered formula; one subclass per op (``MulBackward0``)."""
 
     __slots__ = ("_saved",)
+    # made by the generated kernels, which set every field: calling the class without Node's
+    # __init__ costs a third less than object.__new__(cls)
+    __init__ = object.__init__
 
     _info = None
     _slots = None      # per Tensor argument: 0, or the length of a Tensor[] argument (set per call for lists)
@@ -135,7 +141,7 @@ class FormulaNode(Node):
             raise RuntimeError(_SECOND_TIME)
         vals = []
         for (kind, p), v in zip(info.saves, saved):
-            if kind == _VALUE or kind == _SHAPE:
+            if kind == _VALUE or kind == _SHAPE or kind == _STRIDES:
                 vals.append(v)
             elif kind == _INPUT or kind == _SNAPSHOT:
                 vals.append(_unpack_input(v) if v is not None else None)
@@ -204,7 +210,7 @@ def _fast_apply(info):
     args = ["grads[0]"]
     diff = 0 not in info.nondiff_outputs
     for i, kind in enumerate(info.save_kinds):
-        if kind in (_VALUE, _SHAPE):
+        if kind in (_VALUE, _SHAPE, _STRIDES):
             args.append(f"s[{i}]")
         elif kind == _OUTPUT:
             # the alias as it is unless grad mode is on (create_graph) and the output is differentiable
@@ -262,9 +268,13 @@ class FormulaInfo:
                 # only the shape of a tensor argument: the tensor itself is not kept alive
                 self.saves.append((_SHAPE, arg_names.index(n[:-6])))
                 continue
+            if n not in arg_names and n.endswith("_strides") and n[:-8] in arg_names:
+                # only the strides (the layout) of a tensor argument, for a gradient in that layout
+                self.saves.append((_STRIDES, arg_names.index(n[:-8])))
+                continue
             if n not in arg_names:
                 raise ValueError(f"formula for {op.qualname}: parameter {n!r} is neither a schema argument, "
-                                 f"'<argument>_shape' nor 'result'")
+                                 f"'<argument>_shape', '<argument>_strides' nor 'result'")
             p = arg_names.index(n)
             a = args[p]
             if a.type != "Tensor":
@@ -389,18 +399,13 @@ def make_autograd_kernel(info):
             # read once: the edge and the conditional saves below test it again
             flags[p] = f"_r{p}"
             req.append(f"_r{p}")
-            # inline, without a call, for the common case (a non-leaf input)
-            edges.append(f"(((_f{p}, {v}._output_nr) if (_f{p} := {v}._grad_fn) is not None else _leaf_edge({v}))"
-                         f" if _r{p} else _NO_EDGE)")
+            edges.append(f"_e{p}")
             metas.append(f"({v}._shape, {v}._dtype, {v}._device)")
-    body = [f"def kernel(ks, {call}):" if call else "def kernel(ks):"]
+    body = []
     body.extend(f"    {r} = {names[p]}._requires_grad" for p, r in flags.items())
     body += [f"    if not ({' or '.join(req) or 'False'}):",
-            "        try:",
-            "            _k = _cache[ks]",
-            "        except KeyError:",
-            "            _k = op._resolve(ks)",
-            "        return _k(" + call + ")"]
+             _LOOKUP + "        ",
+             "        return _k(" + call + ")"]
     for p in info.write_positions:
         body.append(f"    _check_write({names[p]})")
     saved_pre = {}
@@ -432,6 +437,19 @@ def make_autograd_kernel(info):
                 body.append(f"    _edges.append(_opt_edge({v})); _metas.append(_meta({v}))")
         edges_expr, metas_expr = "tuple(_edges)", "tuple(_metas)"
     else:
+        for p in flags:
+            # inline, without a call: graph.gradient_edge (and leaf_edge for a leaf's accumulator)
+            v = names[p]
+            body += [f"    if not _r{p}:",
+                     f"        _e{p} = _NO_EDGE",
+                     f"    elif (_f{p} := {v}._grad_fn) is not None:",
+                     f"        _e{p} = (_f{p}, {v}._output_nr)",
+                     "    else:",
+                     f"        _w = (_d := {v}.__dict__).get('_grad_accumulator')",
+                     "        if _w is None or (_a := _w()) is None:",
+                     f"            _a = _Acc(); _a.sequence_nr = _next_seq(); _a.variable = {v}",
+                     "            _d['_grad_accumulator'] = _weakref(_a)",
+                     f"        _e{p} = (_a, 0)"]
         edges_expr = "(" + "".join(e + ", " for e in edges) + ")"
         metas_expr = "(" + "".join(m + ", " for m in metas) + ")"
     body.append(f"    _e = {edges_expr}")
@@ -450,11 +468,7 @@ def make_autograd_kernel(info):
             body.append(f"    _s{i} = ({v}, {v}._version)" + (f" if ({') and ('.join(conds)}) else None"
                                                                if conds else ""))
             saved_pre[i] = f"_s{i}"
-    # the op's own cache, inline (what op.redispatch does, without its call)
-    body.append("    try:")
-    body.append("        _k = _cache[ks]")
-    body.append("    except KeyError:")
-    body.append("        _k = op._resolve(ks)")
+    body.append(_LOOKUP + "    ")
     body.append(f"    out = _k({call})")
     multi = info.n_outputs > 1
     if multi:
@@ -467,6 +481,9 @@ def make_autograd_kernel(info):
             saved.append(names[p])
         elif kind == _SHAPE:
             saved.append(f"{names[p]}._shape")
+        elif kind == _STRIDES:
+            cond = when(i)
+            saved.append(f"{names[p]}.stride()" + (f" if ({cond}) else None" if cond else ""))
         elif kind == _OUTPUT:
             saved.append(f"_save_output({'outs[%d]' % p if multi else 'out'})")
         elif kind == _LIST:
@@ -476,7 +493,7 @@ def make_autograd_kernel(info):
             v = names[p]
             saved.append(f"({v}, {v}._version) if {v} is not None else None" if a.optional
                          else f"({v}, {v}._version)")
-    body.append("    node = _new(_Node)")
+    body.append("    node = _Node()")
     body.append("    node.next_functions = _e")
     body.append("    node._meta = _m")
     body.append("    node.sequence_nr = _next_seq()")
@@ -510,12 +527,35 @@ def make_autograd_kernel(info):
           "_new": object.__new__, "_Node": info.node_class, "_next_seq": _seq.__next__, "_anomaly": _anomaly,
           "_format_stack": traceback.format_stack, "_set_history": _set_history, "_rebase": rebase_history,
           "_register_view": register_view, "_regenerate": regenerate_views,
-          "_BIT": _BIT}
-    src = "\n".join(body) + "\n"
+          "_BIT": _BIT, "_Acc": AccumulateGrad, "_weakref": weakref.ref}
+    # Two forms of one body. ``kernel(ks, *args)`` is what the op's table holds; the dispatcher
+    # calls ``kernel.bind_keyset(ks)`` instead of wrapping it in a partial, which gives a closure
+    # over the key set and the kernel below Autograd, resolved once (both live in the op's cache,
+    # so a registration change that clears it drops them together).
+    head = f"def kernel(ks, {call}):" if call else "def kernel(ks):"
+    unbound = [head] + [
+        # the op's own cache, inline (what op.redispatch does, without its call)
+        f"{ln[len(_LOOKUP):]}try:\n{ln[len(_LOOKUP):]}    _k = _cache[ks]\n{ln[len(_LOOKUP):]}except KeyError:\n"
+        f"{ln[len(_LOOKUP):]}    _k = op._resolve(ks)" if ln.startswith(_LOOKUP) else ln for ln in body]
+    bound = ["def bind_keyset(ks):", "    try:", "        _k_below = _cache[ks]", "    except KeyError:",
+             "        _k_below = op._resolve(ks)", f"    def kernel({call}):"] + [
+        f"    {ln[len(_LOOKUP):]}_k = _k_below" if ln.startswith(_LOOKUP) else "    " + ln for ln in body] + [
+        "    return kernel"]
+    src = "\n".join(unbound) + "\n"
+    bsrc = "\n".join(bound) + "\n"
     exec(compile(src, f"<autograd kernel {op.qualname}>", "exec"), ns)
     kernel = ns["kernel"]
     kernel.__name__ = f"autograd_{op.name}"
     kernel._source = src
+    bns = dict(ns)
+    exec(compile(bsrc, f"<autograd kernel {op.qualname}>", "exec"), bns)
+    bind = bns["bind_keyset"]
+
+    def bind_keyset(ks):
+        k = bind(ks)
+        k.__name__ = kernel.__name__
+        return k
+    kernel.bind_keyset = bind_keyset
     return kernel
 
 

@@ -338,8 +338,13 @@ class OpOverload:
                     k = functools.partial(_dense_fallback, reg.kernel, self, masked)
                 else:
                     k = functools.partial(reg.kernel, self, masked)
+            elif reg.with_keyset:
+                # a kernel that can bind the key set itself (the generated Autograd kernels)
+                # saves the partial's extra call on every dispatch
+                bind = getattr(reg.kernel, "bind_keyset", None)
+                k = bind(masked) if bind is not None else functools.partial(reg.kernel, masked)
             else:
-                k = functools.partial(reg.kernel, masked) if reg.with_keyset else reg.kernel
+                k = reg.kernel
             # A Dense fallback (say, a device falling back to the CPU) writes the
             # tensor as much as a kernel does, so both bump the version.
             if self._bumper is not None and fkey is _keys.Dense and prov in ("kernel", "fallback"):

@@ -26,10 +26,11 @@ import math
 
 from .. import dtypes as _dt
 from ..autograd.grad_mode import no_grad
+from ..autograd.formulas import derivative
 from ._common import document as _document
 from ._lib import SEEDED, defop
 from .comparison import where_fn as _where
-from .factories import arange, empty_like, full, ones, tensor, zeros
+from .factories import arange, empty_like, full, ones, tensor, zeros, zeros_like
 from .joining import cat, stack
 from .promotion import _pt_name
 from .reductions import var_mean_fn as _var_mean
@@ -650,6 +651,54 @@ nll_loss = _document(defop("nll_loss(Tensor self, Tensor target, Tensor? weight=
                      "``reduction`` is 0 (none), 1 (mean over the weights of the kept targets) or 2 (sum).")
 
 
+def _nll_weights(target, weight, ignore_index, dtype):
+    """(target with ignored entries as class 0, per-element weight: 0 where ignored, ignored mask)."""
+    ignored = target == ignore_index
+    safe = _where(ignored, 0, target)
+    if safe._dtype is not _dt.int64:
+        safe = safe.long()
+    kept = (~ignored).to(dtype)
+    w = kept if weight is None else weight.index_select(0, safe.reshape(-1)).view(safe._shape) * kept
+    return safe, w, ignored
+
+
+def _nll_loss_backward(grad_output, self, target, weight=None, reduction=1, ignore_index=-100):
+    class_dim = 0 if self.dim() == 1 else 1
+    safe, w, ignored = _nll_weights(target, weight, ignore_index, self._dtype)
+    g = grad_output / w.sum() if reduction == 1 else grad_output
+    # an ignored target gets no gradient, as in PyTorch: 0, not 0 times an infinite mean (all ignored)
+    src = _where(ignored, 0.0, -(g * w))
+    return zeros_like(self).scatter_add(class_dim, safe.unsqueeze(class_dim), src.unsqueeze(class_dim))
+
+
+# PyTorch's nll_loss_backward (without its total_weight argument: recomputed from the weights): the
+# gradient of nll_loss with respect to self. A composite every backend gets, that a backend may fuse
+# (the CPU writes the picked entries in one pass); nll_loss's own formula calls it, so autograd records
+# one NllLossBackward0 node, as in PyTorch.
+nll_loss_backward = defop("nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, "
+                          "int reduction=1, SymInt ignore_index=-100) -> Tensor", composite=_nll_loss_backward)
+
+
+@derivative("nll_loss")
+def _(grad, self, target, weight, reduction, ignore_index, needs_input_grad):
+    gw = None
+    if needs_input_grad[2]:
+        # PyTorch refuses a weight that requires grad; the composite this op was differentiates it,
+        # and so does this formula (the mean's denominator depends on the weights too)
+        class_dim = 0 if self.dim() == 1 else 1
+        safe, w, ignored = _nll_weights(target, weight, ignore_index, self._dtype)
+        kept = (~ignored).to(self._dtype)
+        picked = self.gather(class_dim, safe.unsqueeze(class_dim)).squeeze(class_dim)
+        if reduction == 1:
+            total = w.sum()
+            v = kept * (-picked - (-picked * w).sum() / total) / total * grad
+        else:
+            v = -picked * kept * grad
+        gw = zeros_like(weight).scatter_add(0, safe.reshape(-1), v.reshape(-1))
+    gs = nll_loss_backward(grad, self, target, weight, reduction, ignore_index) if needs_input_grad[0] else None
+    return gs, None, gw
+
+
 def _check_cross_entropy(self, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0):
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
@@ -684,6 +733,8 @@ def _cross_entropy(self, target, weight=None, reduction=1, ignore_index=-100, la
         if reduction == 1:
             return loss.sum() / (input.numel() // c if c else 0)
         return _reduce(loss, reduction)
+    if label_smoothing <= 0:
+        return nll_loss(logp, target, weight, reduction, ignore_index)  # as PyTorch: NllLossBackward0
     loss, w, ignored = _nll_terms(logp, target, weight, ignore_index)
     if reduction == 1:
         denom = w.sum()

@@ -13,6 +13,7 @@ import numpy as np
 import tensorplug
 from tensorplug.plugin_api import sum_dtype, any_dtype
 
+from . import elementwise as _ew
 from .elementwise import quiet
 from .kernels import wrap, cast
 
@@ -87,18 +88,66 @@ def _logical(fn):
     return kernel
 
 
+def _transposed_product(a, b):
+    """Whether ``a @ b`` is better computed as ``(b.T @ a.T).T``.
+
+    OpenBLAS is slow on a few rows (a single row keeps the direct product: its copy would carry
+    numpy's strides for a size-1 dim) times a transposed wide matrix (x @ w.T in linear at small batch):
+    the product transposed, (w @ x.T).T, plus a copy back to PyTorch's row-major layout costs a third less.
+    """
+    return (a.ndim == 2 and b.ndim == 2 and 1 < a.shape[0] <= 64 and b.shape[1] >= 128 and a.flags.c_contiguous
+            and b.flags.f_contiguous and not b.flags.c_contiguous)
+
+
 def matmul(self, other):
     d = self._dtype
     a, b = self._data, other._data
     if d in _HALF:
         return wrap(np.matmul(a.astype(_f32), b.astype(_f32)).astype(d.np), d)
-    # OpenBLAS is slow on a few rows (a single row keeps the direct product: its copy would carry
-    # numpy's strides for a size-1 dim) times a transposed wide matrix (x @ w.T in linear at small batch):
-    # the product transposed, (w @ x.T).T, plus a copy back to PyTorch's row-major layout costs a third less
-    if (a.ndim == 2 and b.ndim == 2 and 1 < a.shape[0] <= 64 and b.shape[1] >= 128 and a.flags.c_contiguous
-            and b.flags.f_contiguous and not b.flags.c_contiguous):
+    if _transposed_product(a, b):
         return wrap(np.ascontiguousarray(np.matmul(b.T, a.T).T), d)
     return wrap(np.matmul(a, b), d)
+
+
+_FAST_ADDMM = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def addmm(self, mat1, mat2, beta=1, alpha=1):
+    """``beta * self + alpha * (mat1 @ mat2)`` in one kernel (linear's forward).
+
+    The common case (float32/float64, both factors 1) adds ``self`` into the fresh product in
+    place, in the same pass that brings a transposed product back to row-major. Every other case
+    takes the steps of the core's composite: integer results truncate the factors, a zero factor
+    skips its operand (its NaNs do not leak), half types compute in float32 and round once.
+    """
+    d = self._dtype
+    a, b, s = mat1._data, mat2._data, self._data
+    n, k = a.shape
+    p = b.shape[1]
+    dn = d.np
+    if dn in _FAST_ADDMM and k and alpha == 1 and beta == 1:
+        if _transposed_product(a, b):
+            out = np.empty((n, p), dn)
+            np.add(np.matmul(b.T, a.T).T, s, out=out)
+        else:
+            out = np.matmul(a, b)
+            np.add(out, s, out=out)
+        return wrap(out, d)
+    if not d.is_floating_point:
+        beta, alpha = int(beta), int(alpha)
+    c = _f32 if d in _HALF else dn
+    if alpha == 0 or k == 0:
+        out = np.zeros((n, p), dn)
+    else:
+        if c is not dn:
+            a, b = a.astype(c), b.astype(c)
+        out = np.ascontiguousarray(np.matmul(b.T, a.T).T) if _transposed_product(a, b) else np.matmul(a, b)
+        if alpha != 1:
+            out = out * np.array(alpha).astype(c)
+    if beta != 0:
+        sc = s if c is dn else s.astype(c)
+        out = out + (sc if beta == 1 else sc * np.array(beta).astype(c))
+    return wrap(out if out.dtype == dn else out.astype(dn), d)
 
 
 # inf - inf and 0 * inf give NaN silently in PyTorch; numpy would warn
@@ -119,7 +168,57 @@ def log_softmax(self, dim, dtype=None):
     return wrap(out if out.dtype == d.np else out.astype(d.np), d)
 
 
-sum, prod, cumsum, matmul = quiet(sum), quiet(prod), quiet(cumsum), quiet(matmul)
+def _nll_targets(target, ignore_index):
+    """(ignored mask, target with ignored entries as class 0, as int64 indices)."""
+    t = target._data
+    ignored = t == ignore_index
+    return ignored, np.where(ignored, 0, t).astype(np.int64, copy=False)
+
+
+def nll_loss(self, target, weight=None, reduction=1, ignore_index=-100):
+    """The picked log-probabilities in one gather, then the core composite's steps as this
+    backend's own kernels, called directly (the same dtypes and roundings, without the dispatches)."""
+    d = self._dtype
+    x = self._data
+    ignored, safe = _nll_targets(target, ignore_index)
+    c = x.shape[0 if x.ndim == 1 else 1]
+    bad = (safe < 0) | (safe >= c)
+    if bad.any():
+        raise IndexError(f"Target {int(safe[bad][0])} is out of bounds.")
+    picked = x[safe] if x.ndim == 1 else np.take_along_axis(x, np.expand_dims(safe, 1), 1).squeeze(1)
+    kept = wrap((~ignored).astype(d.np), d)
+    w = kept if weight is None else _ew.mul(wrap(weight._data[safe], weight._dtype), kept)
+    loss = _ew.mul(_ew.neg(wrap(picked, d)), w)
+    if reduction == 0:
+        return loss
+    if reduction == 2:
+        return sum(loss)
+    return _ew.div(sum(loss), sum(w))
+
+
+def nll_loss_backward(grad_output, self, target, weight=None, reduction=1, ignore_index=-100):
+    """nll_loss's gradient in one pass over the picked entries: ``-(g * w)`` at each target's class
+    (``g`` the output gradient, over the total weight for the mean), 0 elsewhere and where ignored;
+    the steps of the core's composite, in self's dtype (sums of half types accumulate in float32)."""
+    d = self._dtype
+    dn = d.np
+    ignored, safe = _nll_targets(target, ignore_index)
+    w = (~ignored).astype(dn)
+    if weight is not None:
+        w = weight._data[safe] * w
+    g = grad_output._data
+    if reduction == 1:
+        total = np.add.reduce(w, axis=None, dtype=_f32 if d in _HALF else dn)
+        g = np.true_divide(g, total.astype(dn))
+    axis = 0 if self._data.ndim == 1 else 1
+    out = np.zeros(self._shape, dn)
+    # an ignored target gets no gradient (0, not 0 times an infinite mean when all are ignored)
+    vals = np.where(ignored, np.zeros((), dn), np.negative(np.multiply(g, w).astype(dn, copy=False)))
+    np.put_along_axis(out, np.expand_dims(safe, axis), np.expand_dims(vals, axis), axis)
+    return wrap(out, d)
+
+
+sum, prod, cumsum, matmul, addmm = quiet(sum), quiet(prod), quiet(cumsum), quiet(matmul), quiet(addmm)
 log_softmax = quiet(log_softmax)
 
 KERNELS = {
@@ -127,5 +226,6 @@ KERNELS = {
     "amax": _extreme(np.maximum), "amin": _extreme(np.minimum),
     "argmax": _arg_extreme(np.argmax), "argmin": _arg_extreme(np.argmin),
     "any.dims": _logical(np.any), "all.dims": _logical(np.all),
-    "matmul": matmul, "log_softmax.int": log_softmax,
+    "matmul": matmul, "addmm": addmm, "log_softmax.int": log_softmax, "nll_loss_backward": quiet(nll_loss_backward),
+    "nll_loss": quiet(nll_loss),
 }
