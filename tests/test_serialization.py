@@ -7,6 +7,11 @@ import json
 import math
 import os
 import pickle
+import signal
+import stat
+import subprocess
+import sys
+import threading
 
 import ml_dtypes
 import numpy as np
@@ -250,6 +255,154 @@ def test_cycles_are_rejected_and_a_failed_save_leaves_the_old_file(tmp_path):
         tp.save({"x": loop}, tmp_path / "f")
     assert open(tmp_path / "f", "rb").read() == before
     assert os.listdir(tmp_path) == ["f"]
+
+
+# -- the file saving creates: mode, links, signals ------------------------------------------------
+def _mode(path):
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002], ids=oct)
+def test_a_new_file_gets_the_mode_open_would_give(tmp_path, umask):
+    old = os.umask(umask)
+    try:
+        with open(tmp_path / "by_open", "wb"):
+            pass
+        tp.save({"a": tp.ones(1)}, tmp_path / "by_save")
+    finally:
+        os.umask(old)
+    assert _mode(tmp_path / "by_save") == _mode(tmp_path / "by_open") == 0o666 & ~umask
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o666], ids=oct)
+def test_overwriting_a_file_keeps_its_mode(tmp_path, mode):
+    path = tmp_path / "f"
+    tp.save({"a": tp.ones(1)}, path)
+    os.chmod(path, mode)
+    old = os.umask(0o077)
+    try:
+        tp.save({"a": tp.zeros(2)}, path)
+    finally:
+        os.umask(old)
+    assert _mode(path) == mode and tp.load(path)["a"].tolist() == [0.0, 0.0]
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root may write any file")
+def test_a_read_only_file_is_not_replaced(tmp_path):
+    path = tmp_path / "f"
+    tp.save({"a": tp.ones(1)}, path)
+    os.chmod(path, 0o444)
+    with pytest.raises(PermissionError):
+        open(path, "wb")
+    with pytest.raises(PermissionError, match="Permission denied"):
+        tp.save({"a": tp.zeros(1)}, path)
+    assert tp.load(path)["a"].tolist() == [1.0] and os.listdir(tmp_path) == ["f"]
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symlinks")
+def test_saving_to_a_symlink_writes_through_it(tmp_path):
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "ckpt.safetensors"
+    tp.save({"a": tp.ones(1)}, target)
+    os.chmod(target, 0o640)
+    (tmp_path / "link").symlink_to(os.path.join("real", "ckpt.safetensors"))  # relative, to another directory
+    (tmp_path / "link2").symlink_to("link")                                   # a chain of links
+    for name, value in (("link", 2.0), ("link2", 3.0)):
+        tp.save({"a": tp.tensor([value])}, tmp_path / name)
+        assert os.path.islink(tmp_path / name) and os.readlink(tmp_path / "link") == os.path.join("real",
+                                                                                                  "ckpt.safetensors")
+        assert tp.load(target)["a"].tolist() == [value] and _mode(target) == 0o640
+    assert sorted(os.listdir(tmp_path)) == ["link", "link2", "real"] and os.listdir(tmp_path / "real") == [
+        "ckpt.safetensors"]
+    # a dangling link: open() would create its target, and so does save
+    (tmp_path / "dangling").symlink_to(os.path.join("real", "new.safetensors"))
+    tp.save({"a": tp.ones(2)}, tmp_path / "dangling")
+    assert os.path.islink(tmp_path / "dangling") and tp.load(tmp_path / "real" / "new.safetensors")["a"].shape == (2,)
+    # a loop of links: open() raises, and save must not replace a link with a file
+    (tmp_path / "loop_a").symlink_to("loop_b")
+    (tmp_path / "loop_b").symlink_to("loop_a")
+    with pytest.raises(OSError):
+        open(tmp_path / "loop_a", "wb")
+    with pytest.raises(OSError, match="symbolic links"):
+        tp.save({"a": tp.ones(1)}, tmp_path / "loop_a")
+    assert os.path.islink(tmp_path / "loop_a") and os.path.islink(tmp_path / "loop_b")
+
+
+_SIGNAL_CHILD = """
+import os, signal, sys
+import tensorplug as tp
+from tensorplug import serialization
+
+path, signame, handler = sys.argv[1:4]
+sig = getattr(signal, signame)
+tp.save({"a": tp.ones(2)}, path)  # the previous file, which must survive
+if handler == "exit":
+    signal.signal(sig, lambda *a: sys.exit(3))
+elif handler == "default":
+    signal.signal(sig, signal.SIG_DFL)
+before = signal.getsignal(sig)
+real = serialization._host_bytes
+
+def host_bytes(t):  # the signal arrives in the middle of writing the data section
+    if t.numel() == 3:
+        os.kill(os.getpid(), sig)
+    return real(t)
+
+serialization._host_bytes = host_bytes
+try:
+    tp.save({"a": tp.zeros(2), "b": tp.zeros(3), "c": tp.zeros(4)}, path)
+except KeyboardInterrupt:
+    assert signal.getsignal(sig) is before
+    sys.exit(4)
+print("the save finished")
+"""
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+@pytest.mark.parametrize("signame, handler, code", [
+    ("SIGTERM", "none", -signal.SIGTERM),   # the default action: the process ends, killed by the signal
+    ("SIGHUP", "none", -getattr(signal, "SIGHUP", 1)),
+    ("SIGINT", "default", -signal.SIGINT),  # SIGINT reset to the default action
+    ("SIGINT", "none", 4),                  # Python's own handler: KeyboardInterrupt
+    ("SIGTERM", "exit", 3),                 # the program's handler runs, and raises SystemExit
+])
+def test_a_signal_during_a_save_leaves_no_temporary_file(tmp_path, signame, handler, code):
+    path = tmp_path / "ckpt.safetensors"
+    r = subprocess.run([sys.executable, "-c", _SIGNAL_CHILD, str(path), signame, handler],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == code, r.stderr
+    assert os.listdir(tmp_path) == ["ckpt.safetensors"]
+    assert tp.load(path)["a"].tolist() == [1.0, 1.0]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+def test_save_restores_the_signal_handlers_and_works_in_any_thread(tmp_path):
+    def mine(*args):
+        pass
+
+    previous = signal.signal(signal.SIGTERM, mine)
+    try:
+        tp.save({"a": tp.ones(1)}, tmp_path / "f")
+        assert signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+    tp.save({"a": tp.ones(1)}, tmp_path / "f")
+    assert {s: signal.getsignal(s) for s in before} == before
+    errors = []
+
+    def save_in_thread():
+        try:
+            tp.save({"a": tp.zeros(1)}, tmp_path / "g")
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    t = threading.Thread(target=save_in_thread)
+    t.start()
+    t.join()
+    assert errors == [] and tp.load(tmp_path / "g")["a"].tolist() == [0.0]
 
 
 # -- corrupt and hostile files -------------------------------------------------------------------

@@ -20,11 +20,14 @@ loads as a flat ``{name: tensor}`` dict.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
+import signal
+import stat
 import sys
-import tempfile
+import threading
 
 import numpy as np
 
@@ -115,13 +118,25 @@ def save(obj, f):
     """Save ``obj`` (a tensor, or dicts / lists / tuples of tensors and plain values) to ``f`` as safetensors.
 
     ``f`` is a path or a binary file object. Saving to a path writes a
-    temporary file next to it and renames it into place, so an interrupted
-    save never leaves a half-written file. A tensor object that appears
-    several times is stored once and loads back as one object; distinct
-    tensors that merely share memory (views) are stored separately. Devices
-    and ``requires_grad`` are not stored. A flat ``{str: tensor}`` dict gives
-    a file whose tensor names are the dict's keys, readable by any
-    safetensors reader.
+    temporary file (``.tensorplug-save-*``) in the target's directory and
+    renames it into place, so an interrupted save leaves the previous file
+    intact, never a half-written one. The file gets the mode ``open()``
+    would give it: a new file's follows the umask, an existing file keeps
+    its mode (and, where permitted, its owner), a read-only one is refused
+    with PermissionError, and a symbolic link is written through (the link
+    stays, its target gets the content). The temporary file is removed when
+    the save raises (KeyboardInterrupt included) and, in the main thread,
+    when a SIGTERM, SIGHUP or SIGINT whose action is to end the process
+    arrives: the save removes the file, then the signal ends the process as
+    it would have. SIGKILL, a crash, a power loss, or a signal that arrives
+    while another thread is saving can leave the temporary file behind (the
+    target itself stays intact); it is safe to delete.
+
+    A tensor object that appears several times is stored once and loads
+    back as one object; distinct tensors that merely share memory (views)
+    are stored separately. Devices and ``requires_grad`` are not stored. A
+    flat ``{str: tensor}`` dict gives a file whose tensor names are the
+    dict's keys, readable by any safetensors reader.
     """
     enc = _Encoder()
     tree = enc.encode(obj, ())
@@ -148,15 +163,111 @@ def save(obj, f):
     if hasattr(f, "write"):
         write(f)
         return
-    path = os.fspath(f)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".tensorplug-save-")
+    path = _target(os.fspath(f))
+    with _RemoveOnSignal() as guard:
+        try:
+            out = _create_temporary(path, guard)
+            with out:
+                write(out)
+            os.replace(guard.path, path)
+            guard.path = None
+        except BaseException:
+            if guard.path is not None:
+                try:
+                    os.unlink(guard.path)
+                except FileNotFoundError:
+                    pass
+            raise
+
+
+def _target(path):
+    """The file a save to ``path`` replaces: the end of its chain of symbolic links (``open()`` writes
+    through them), after checking what ``open()`` would check."""
+    real = os.path.realpath(path)
+    if os.path.islink(real):  # realpath gives up on a loop
+        raise OSError(errno.ELOOP, "Too many levels of symbolic links", path)
+    if os.path.isdir(real):
+        raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
+    if os.path.exists(real) and not os.access(real, os.W_OK):
+        raise PermissionError(errno.EACCES, "Permission denied", path)
+    return real
+
+
+def _create_temporary(path, guard):
+    """A new temporary file next to ``path``, open for writing, its name in ``guard.path``.
+
+    ``os.open`` with mode 0o666 lets the umask (and a default ACL) decide the mode, as ``open()``
+    does; a file being replaced passes on its own mode and, where permitted, its owner.
+    """
+    folder = os.path.dirname(path)
     try:
-        with os.fdopen(fd, "wb") as out:
-            write(out)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    while True:
+        # named before it exists, so a signal arriving as it is created finds the name to remove
+        guard.path = os.path.join(folder, f".tensorplug-save-{os.urandom(8).hex()}")
+        try:
+            fd = os.open(guard.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+            break
+        except FileExistsError:
+            guard.path = None
+    out = os.fdopen(fd, "wb")
+    if st is not None:
+        try:
+            if hasattr(os, "fchown") and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
+                os.fchown(fd, st.st_uid, st.st_gid)
+        except OSError:
+            pass  # only root may give a file away: the new file is the saver's, as a new file would be
+        if os.chmod in os.supports_fd:
+            os.chmod(fd, stat.S_IMODE(st.st_mode))
+        else:
+            os.chmod(guard.path, stat.S_IMODE(st.st_mode))
+    return out
+
+
+# signals whose default action ends the process without running Python code: a save in the main
+# thread catches them while its temporary file exists
+_ENDING_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGINT") if hasattr(signal, name))
+
+
+class _RemoveOnSignal:
+    """While a save writes its temporary file (named in ``path``): a signal of :data:`_ENDING_SIGNALS`
+    whose action is the default one removes the file, then ends the process as it would have.
+
+    Only the main thread can install handlers; a handler the program installed (Python's
+    KeyboardInterrupt for SIGINT, say) is left alone, since the save's cleanup runs when it raises.
+    The previous handlers are restored on exit.
+    """
+
+    def __init__(self):
+        self.path = None
+        self.saved = {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in _ENDING_SIGNALS:
+                try:
+                    if signal.getsignal(sig) is signal.SIG_DFL:
+                        self.saved[sig] = signal.signal(sig, self._handle)
+                except (ValueError, OSError):  # not the main interpreter
+                    pass
+        return self
+
+    def __exit__(self, *exc):
+        for sig, previous in self.saved.items():
+            signal.signal(sig, previous)
+        return False
+
+    def _handle(self, signum, frame):
+        if self.path is not None:
+            try:
+                os.unlink(self.path)
+            except OSError:
+                pass
+        self.path = None
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
 
 
 # -- loading --------------------------------------------------------------------------------------
