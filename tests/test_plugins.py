@@ -207,6 +207,35 @@ def test_misspelt_hook_fails_the_plugin(make_plugin):
     assert tp.plugins.get("typo").state == "failed"
 
 
+def test_a_user_override_does_not_stop_the_plugin_from_coming_back(testdev, make_plugin, make_library):
+    make_library("toyplug", "DEF").define("f(Tensor x) -> Tensor")
+
+    class KernelPlugin:
+        @tp.hookimpl
+        def tensorplug_register_kernels(self, library):
+            library("toyplug", "IMPL", "TestDev").impl("f", lambda x: "from kernelplug")
+            library("tensorplug", "IMPL").fallback(lambda op, ks, *a: "plugin fallback", "TestDev")
+
+    make_plugin(KernelPlugin(), "kernelplug")
+    user = make_library("toyplug", "IMPL")
+    user.impl("f", lambda x: "from the user", "TestDev", allow_override=True)
+    user_fb = make_library("tensorplug", "IMPL")
+    user_fb.fallback(lambda op, ks, *a: "user fallback", "TestDev", allow_override=True)
+    x = tdev([1.0])
+    sub = tp.ops.tensorplug.sub.Tensor
+    assert tp.ops.toyplug.f(x) == "from the user" and sub(x, x) == "user fallback"
+    tp.plugins.disable("kernelplug")
+    tp.plugins.enable("kernelplug")  # raised: "already registered by 'user'"
+    assert tp.plugins.get("kernelplug").state == "enabled"
+    assert tp.ops.toyplug.f(x) == "from the user" and sub(x, x) == "user fallback"  # the override stays on top
+    user._destroy()
+    user_fb._destroy()
+    assert tp.ops.toyplug.f(x) == "from kernelplug" and sub(x, x) == "plugin fallback"
+    # a registration without allow_override still conflicts with the plugin's
+    with pytest.raises(RuntimeError, match="already registered by 'kernelplug'; pass allow_override=True"):
+        make_library("toyplug", "IMPL").impl("f", lambda x: 0, "TestDev")
+
+
 # -- public names ------------------------------------------------------------------------
 def test_plugin_names_resolve_only_while_enabled(logging_plugin):
     assert tp.logging_mode is logging_plugin.logging_mode

@@ -169,17 +169,23 @@ def exclude_keys(*keys):
 # Registrations
 # --------------------------------------------------------------------------
 class Registration:
-    """One kernel or fallback in a table: who registered it and how to call it."""
+    """One kernel or fallback in a table: who registered it and how to call it.
 
-    __slots__ = ("kernel", "key", "backend", "owner", "with_keyset", "library")
+    ``override``: registered with ``allow_override=True``, so it stays in force over
+    a registration of the same slot that comes later without it (a plugin enabled again
+    after a user replaced its kernel).
+    """
 
-    def __init__(self, kernel, key, backend, owner, with_keyset, library):
+    __slots__ = ("kernel", "key", "backend", "owner", "with_keyset", "library", "override")
+
+    def __init__(self, kernel, key, backend, owner, with_keyset, library, override=False):
         self.kernel = kernel
         self.key = key
         self.backend = backend
         self.owner = owner
         self.with_keyset = with_keyset
         self.library = library
+        self.override = override
 
     @property
     def runtime_name(self):
@@ -221,11 +227,20 @@ REGISTRY.listeners.append(invalidate_caches)
 
 
 def _push(stacks, table, slot, reg, allow_override, what):
-    """Put ``reg`` in force at ``slot``, keeping the ones it overrides underneath."""
+    """Put ``reg`` in force at ``slot``, keeping the ones it overrides underneath.
+
+    Without ``allow_override``, a slot that holds only overrides takes ``reg`` beneath them: the
+    kernel they replaced is coming back (its plugin enabled again), and they stay in force.
+    """
     stack = stacks.setdefault(slot, [])
     if stack and not allow_override:
-        raise RuntimeError(f"{what} is already registered by {stack[-1].owner!r}; "
-                           f"pass allow_override=True to replace it")
+        plain = [r for r in stack if not r.override]
+        if plain:
+            raise RuntimeError(f"{what} is already registered by {plain[-1].owner!r}; "
+                               f"pass allow_override=True to replace it")
+        stack.insert(0, reg)
+        return
+    reg.override = allow_override
     stack.append(reg)
     table[slot] = reg
 
