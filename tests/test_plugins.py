@@ -13,6 +13,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -234,6 +235,33 @@ def test_a_user_override_does_not_stop_the_plugin_from_coming_back(testdev, make
     # a registration without allow_override still conflicts with the plugin's
     with pytest.raises(RuntimeError, match="already registered by 'kernelplug'; pass allow_override=True"):
         make_library("toyplug", "IMPL").impl("f", lambda x: 0, "TestDev")
+
+
+# -- threads ------------------------------------------------------------------------------
+class _Gate:
+    """A plugin whose kernel hook stops until the test lets it go (so another thread acts meanwhile)."""
+
+    def __init__(self):
+        self.inside, self.go = threading.Event(), threading.Event()
+
+    @tp.hookimpl
+    def tensorplug_register_kernels(self, library):
+        self.lib = library("tensorplug", "IMPL")
+        self.inside.set()
+        assert self.go.wait(30)
+
+
+def test_a_library_belongs_to_the_thread_that_creates_it(make_plugin, make_library):
+    gate = _Gate()
+    t = threading.Thread(target=make_plugin, args=(gate, "gate"))
+    t.start()
+    try:
+        assert gate.inside.wait(30)
+        assert make_library("userns", "FRAGMENT").owner == "user"  # the plugin being enabled is another thread's
+    finally:
+        gate.go.set()
+        t.join()
+    assert gate.lib.owner == "gate" and tp.plugins.get("gate").state == "enabled"
 
 
 # -- public names ------------------------------------------------------------------------
