@@ -264,6 +264,62 @@ def test_a_library_belongs_to_the_thread_that_creates_it(make_plugin, make_libra
     assert gate.lib.owner == "gate" and tp.plugins.get("gate").state == "enabled"
 
 
+def test_a_resolution_in_flight_cannot_cache_a_disabled_plugins_kernel(testdev, make_plugin, make_library):
+    make_library("toyplug", "DEF").define("f(Tensor x) -> Tensor")
+
+    class KernelPlugin:
+        @tp.hookimpl
+        def tensorplug_register_kernels(self, library):
+            library("toyplug", "IMPL", "TestDev").impl("f", lambda x: "from kernelplug")
+
+    make_plugin(KernelPlugin(), "kernelplug")
+    op, x = tp.ops.toyplug.f.default, tdev([1.0])
+    resolved, go, results = threading.Event(), threading.Event(), []
+
+    def slow_resolve(ks):  # the kernel is found, then the plugin is disabled before it is cached
+        k = type(op)._resolve_uncached(op, ks)
+        resolved.set()
+        assert go.wait(30)
+        return k
+
+    op._resolve_uncached = slow_resolve
+    try:
+        t = threading.Thread(target=lambda: results.append(op(x)))
+        t.start()
+        assert resolved.wait(30)
+        tp.plugins.disable("kernelplug")
+        go.set()
+        t.join()
+    finally:
+        del op._resolve_uncached
+    assert results == ["from kernelplug"]  # the call in flight ran with what it found
+    with pytest.raises(NotImplementedError, match="The kernel comes from the plugin 'kernelplug'"):
+        op(x)
+
+
+def test_a_device_lookup_in_flight_cannot_cache_a_disabled_backends_key_set(testdev, monkeypatch):
+    import tensorplug.backend as backend
+    dev = tp.device("testdev")
+    backend.clear_device_caches()
+    found, go = threading.Event(), threading.Event()
+    real = backend.backend_for
+
+    def slow_backend_for(d):  # the backend is found, then disabled before its key set is cached
+        b = real(d)
+        found.set()
+        assert go.wait(30)
+        return b
+
+    monkeypatch.setattr(backend, "backend_for", slow_backend_for)
+    t = threading.Thread(target=backend.device_keyset, args=(dev,))
+    t.start()
+    assert found.wait(30)
+    tp.plugins.disable("testdev")
+    go.set()
+    t.join()
+    assert dev not in backend._device_ks_cache
+
+
 # -- public names ------------------------------------------------------------------------
 def test_plugin_names_resolve_only_while_enabled(logging_plugin):
     assert tp.logging_mode is logging_plugin.logging_mode

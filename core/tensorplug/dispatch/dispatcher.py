@@ -28,6 +28,7 @@ every in-place call counts one write however it reaches the backend.
 from __future__ import annotations
 
 import functools
+import itertools
 import keyword
 import numbers
 import threading
@@ -216,9 +217,21 @@ def _dense_fallback(kernel, op, ks, *args):
     return kernel(op, ks, *args)
 
 
+# A new value after every registration change, before the caches are cleared: a resolution that
+# began before a change must not store what it found (see OpOverload._resolve). Each value comes
+# from a counter (whose next() is atomic), so no two changes write the same one, even in two threads.
+_GENERATION = [0]
+_TICKS = itertools.count(1)
+
+
+def _changed():
+    _GENERATION[0] = next(_TICKS)
+
+
 def invalidate_caches():
     """Forget every operator's resolved kernels (after any registration change)."""
-    for op in OPS.values():
+    _changed()
+    for op in tuple(OPS.values()):  # a copy: another thread may define an operator meanwhile
         op.cache.clear()
     _backend.clear_device_caches()
 
@@ -334,8 +347,14 @@ class OpOverload:
         return k(*args)
 
     def _resolve(self, ks):
+        # Another thread may change the registrations meanwhile (disable a plugin): every change
+        # bumps the generation, then clears the cache. Checking after the store means a kernel
+        # found before a change is either cleared by it or taken out again here.
+        gen = _GENERATION[0]
         k = self._resolve_uncached(ks)
         self.cache[ks] = k
+        if _GENERATION[0] != gen:
+            self.cache.pop(ks, None)
         return k
 
     def _resolve_uncached(self, ks):
@@ -460,10 +479,12 @@ class OpOverload:
         _push(self._stacks, self.table, slot, reg, allow_override,
               f"a kernel for '{self.qualname}' at dispatch key '{reg.runtime_name}'")
         KERNEL_PROVIDERS[(self.qualname, reg.key, reg.backend)] = reg.owner
+        _changed()
         self.cache.clear()
 
     def _unregister(self, reg):
         _pop(self._stacks, self.table, (reg.key, reg.backend), reg)
+        _changed()
         self.cache.clear()
 
     def dispatch_table(self):
