@@ -320,6 +320,53 @@ def test_a_device_lookup_in_flight_cannot_cache_a_disabled_backends_key_set(test
     assert dev not in backend._device_ks_cache
 
 
+def test_enabling_and_disabling_from_two_threads_at_once(testdev, logging_plugin, make_plugin):
+    class OpPlugin:  # defines operators: the operator table changes
+        @tp.hookimpl
+        def tensorplug_register_kernels(self, library):
+            lib = library("threadops", "DEF")
+            for i in range(20):
+                lib.define(f"op{i}(Tensor x) -> Tensor")
+                lib.impl(f"op{i}", lambda x: x, "CompositeImplicitAutograd")
+
+    make_plugin(OpPlugin(), "threadops")
+    errors = []
+
+    def toggle(name, n=40):
+        try:
+            for _ in range(n):
+                tp.plugins.disable(name)
+                tp.plugins.enable(name)
+                tp.plugins.list()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    def call(n=400):
+        x = tdev([1.0])
+        try:
+            for _ in range(n):
+                NEG(x)
+                d.invalidate_caches()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=toggle, args=("threadops",)), threading.Thread(target=toggle,
+                                                                                          args=("logging",)),
+                   threading.Thread(target=call)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == []
+    assert tp.plugins.is_enabled("threadops") and tp.plugins.is_enabled("logging")
+    assert NEG(tdev([1.0]))._host().tolist() == [-1.0]
+
+
 # -- public names ------------------------------------------------------------------------
 def test_plugin_names_resolve_only_while_enabled(logging_plugin):
     assert tp.logging_mode is logging_plugin.logging_mode

@@ -9,6 +9,8 @@ adds an in-process plugin object (what tests use).
 
 A plugin that raises while loading is marked ``failed`` with its error and a
 warning; ``import tensorplug`` still works.
+
+Enabling, disabling and discovery hold one lock, so threads take turns.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import builtins
 import os
 import sys
+import threading
 import traceback
 import warnings
 from importlib import metadata
@@ -86,6 +89,9 @@ class PluginInfo:
 
 _PLUGINS: dict = {}
 _PENDING = [False]  # whether some plugin waits for its module to finish importing
+# enable, disable, register, forget and discovery change shared tables: one thread at a time (reentrant:
+# a hook may look a plugin up, which completes pending ones)
+_LOCK = threading.RLock()
 
 
 def _env_list(var):
@@ -104,41 +110,44 @@ def discover():
         return
     load = _env_list("TENSORPLUG_LOAD_PLUGINS")
     disable_ = set(_env_list("TENSORPLUG_DISABLE_PLUGINS") or ())
-    new = []
-    for ep in sorted(eps, key=lambda e: e.name):
-        if ep.name in _PLUGINS:  # known already (or a second distribution using the same name)
-            continue
-        dist = getattr(ep, "dist", None)
-        info = PluginInfo(ep.name, dist.metadata["Name"] if dist else None,
-                          dist.version if dist else None, entry_point=ep)
-        _PLUGINS[ep.name] = info
-        new.append(ep.name)
-    unknown = sorted(set(load or ()) - set(_PLUGINS))
-    if unknown:
-        warnings.warn(f"tensorplug: TENSORPLUG_LOAD_PLUGINS names plugins that are not installed: "
-                      f"{', '.join(unknown)} (installed: {', '.join(sorted(_PLUGINS)) or 'none'})",
-                      RuntimeWarning, stacklevel=2)
-    # only new plugins: calling discover() again must not re-enable what the user disabled
-    for name in new:
-        if (load is None or name in load) and name not in disable_:
-            enable(name, _warn=True)
+    with _LOCK:
+        new = []
+        for ep in sorted(eps, key=lambda e: e.name):
+            if ep.name in _PLUGINS:  # known already (or a second distribution using the same name)
+                continue
+            dist = getattr(ep, "dist", None)
+            info = PluginInfo(ep.name, dist.metadata["Name"] if dist else None,
+                              dist.version if dist else None, entry_point=ep)
+            _PLUGINS[ep.name] = info
+            new.append(ep.name)
+        unknown = sorted(set(load or ()) - set(_PLUGINS))
+        if unknown:
+            warnings.warn(f"tensorplug: TENSORPLUG_LOAD_PLUGINS names plugins that are not installed: "
+                          f"{', '.join(unknown)} (installed: {', '.join(sorted(_PLUGINS)) or 'none'})",
+                          RuntimeWarning, stacklevel=2)
+        # only new plugins: calling discover() again must not re-enable what the user disabled
+        for name in new:
+            if (load is None or name in load) and name not in disable_:
+                enable(name, _warn=True)
 
 
 def register(obj, name, *, enable_now=True):
     """Add an in-process plugin (an object or module with hook implementations)."""
-    if name in _PLUGINS:
-        raise ValueError(f"a plugin named {name!r} is already known")
-    _PLUGINS[name] = PluginInfo(name, obj=obj, version=getattr(obj, "__version__", None))
-    if enable_now:
-        enable(name)
-    return _PLUGINS[name]
+    with _LOCK:
+        if name in _PLUGINS:
+            raise ValueError(f"a plugin named {name!r} is already known")
+        _PLUGINS[name] = PluginInfo(name, obj=obj, version=getattr(obj, "__version__", None))
+        if enable_now:
+            enable(name)
+        return _PLUGINS[name]
 
 
 def forget(name):
     """Disable and drop an in-process plugin from the listing."""
-    if name in _PLUGINS:
-        disable(name)
-        del _PLUGINS[name]
+    with _LOCK:
+        if name in _PLUGINS:
+            disable(name)
+            del _PLUGINS[name]
 
 
 def _call(name, hook, **kwargs):
@@ -158,6 +167,11 @@ def enable(name, _warn=False):
     Raises if it fails (after undoing what it registered), except during
     discovery, where the failure becomes a warning and a ``failed`` entry.
     """
+    with _LOCK:
+        return _enable(name, _warn)
+
+
+def _enable(name, _warn):
     info = _PLUGINS.get(name)
     if info is None:
         raise ValueError(f"unknown plugin {name!r}; known: {sorted(_PLUGINS)}")
@@ -233,16 +247,17 @@ def complete_pending():
     name) and by the listing. Returns whether any plugin got enabled, so the
     caller knows a retry can succeed. Costs one truth test when none is pending.
     """
-    if not _PENDING:
+    if not _PENDING[0]:
         return False
-    done = False
-    for info in builtins.list(_PLUGINS.values()):
-        if info.state == "pending" and not _initializing(info.entry_point):
-            info.state = "disabled"
-            enable(info.name, _warn=True)
-            done = done or info.state == "enabled"
-    _PENDING[0] = any(i.state == "pending" for i in _PLUGINS.values())
-    return done
+    with _LOCK:
+        done = False
+        for info in builtins.list(_PLUGINS.values()):
+            if info.state == "pending" and not _initializing(info.entry_point):
+                info.state = "disabled"
+                enable(info.name, _warn=True)
+                done = done or info.state == "enabled"
+        _PENDING[0] = any(i.state == "pending" for i in builtins.list(_PLUGINS.values()))
+        return done
 
 
 def _check_public_name(pub):
@@ -296,19 +311,21 @@ def _undo(name, info):
 
 def disable(name):
     """Disable plugin ``name``: its keys, backends, kernels and public names disappear."""
-    info = _PLUGINS.get(name)
-    if info is None:
-        raise ValueError(f"unknown plugin {name!r}; known: {sorted(_PLUGINS)}")
-    if info.state == "enabled":
-        _undo(name, info)
-    info.state = "disabled"
-    return info
+    with _LOCK:
+        info = _PLUGINS.get(name)
+        if info is None:
+            raise ValueError(f"unknown plugin {name!r}; known: {sorted(_PLUGINS)}")
+        if info.state == "enabled":
+            _undo(name, info)
+        info.state = "disabled"
+        return info
 
 
 def list():
     """Every known plugin (enabled, disabled or failed), as :class:`PluginInfo` records."""
     complete_pending()
-    return [_PLUGINS[k] for k in sorted(_PLUGINS)]
+    plugins = dict(_PLUGINS)  # a copy: another thread may register one meanwhile
+    return [plugins[k] for k in sorted(plugins)]
 
 
 def get(name):

@@ -379,7 +379,7 @@ class OpOverload:
             if self._bumper is not None and fkey is _keys.Dense and prov in ("kernel", "fallback"):
                 return self._bumper(k)
             if fkey is _keys.Dense and prov == "composite" and any(
-                    key == "Autograd" for key, _ in self.table):
+                    key == "Autograd" for key, _ in tuple(self.table)):
                 # the op's own Autograd kernel has recorded it: the ops it decomposes into
                 # here must not be recorded again (PyTorch's AutoDispatchBelowAutograd)
                 return _below_autograd(self, k)
@@ -440,7 +440,7 @@ class OpOverload:
             typ = getattr(dev, "type", None)
             if typ is not None and typ not in BACKENDS:
                 raise no_backend_error(typ)
-        have = sorted({r.runtime_name for r in self.table.values()})
+        have = sorted({r.runtime_name for r in tuple(self.table.values())})
         # a backend whose plugin was disabled no longer resolves, but its tensors still carry its bit
         bname = backend.name if backend is not None else REGISTRY.retired_backend(ks)
         if fkey is None:

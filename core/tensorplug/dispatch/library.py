@@ -55,7 +55,7 @@ def parse_dispatch_key(name):
         return name, None
     if name in REGISTRY.backend_by_name:
         return "Dense", name
-    for fname, fkey in REGISTRY.functionality.items():
+    for fname, fkey in tuple(REGISTRY.functionality.items()):  # a copy: a plugin may add a key meanwhile
         if fkey.per_backend and name.startswith(fname):
             rest = name[len(fname):]
             if rest in REGISTRY.backend_by_name:
@@ -166,7 +166,7 @@ class Library:
             _d.unregister_fallback(reg)
         for op in self._ops:
             _d.undefine_op(op)
-            for other in LIBRARIES:
+            for other in tuple(LIBRARIES):
                 if other is not self:
                     other._regs = [r for r in other._regs if r[0] is not op]
         self._regs, self._fallbacks, self._ops = [], [], []
