@@ -208,6 +208,26 @@ def test_misspelt_hook_fails_the_plugin(make_plugin):
     assert tp.plugins.get("typo").state == "failed"
 
 
+@pytest.mark.parametrize("error", [SystemExit(3), KeyboardInterrupt()], ids=lambda e: type(e).__name__)
+def test_system_exit_and_keyboard_interrupt_while_loading_are_contained(make_plugin, error):
+    from toy_plugins import exits
+    plugin = exits._Exits("Exits", 46, error)
+    with pytest.raises(type(error)):
+        make_plugin(plugin, "exits")
+    info = tp.plugins.get("exits")
+    assert (info.state, info.error) == ("failed", f"{type(error).__name__}: {error}")
+    assert "Exits" not in REGISTRY.functionality and ("Exits", None) not in d.FALLBACKS and owned_by("exits") == []
+    # discovery and the pending completion warn instead: import tensorplug goes on
+    tp.plugins.disable("exits")
+    if isinstance(error, SystemExit):
+        with pytest.warns(RuntimeWarning, match="plugin 'exits' failed to load and is skipped: SystemExit: 3"):
+            tp.plugins._enable_all(["exits"])
+    else:
+        with pytest.raises(KeyboardInterrupt):
+            tp.plugins._enable_all(["exits"])
+    assert tp.plugins.get("exits").state == "failed" and "Exits" not in REGISTRY.functionality
+
+
 def test_a_user_override_does_not_stop_the_plugin_from_coming_back(testdev, make_plugin, make_library):
     make_library("toyplug", "DEF").define("f(Tensor x) -> Tensor")
 
@@ -479,6 +499,78 @@ def test_broken_entry_points_warn_and_import_still_works(tmp_path):
     assert "Broken" not in listing["keys"] and "brokendev" not in listing["backends"]
     assert "RuntimeWarning: tensorplug: plugin 'broken' failed to load and is skipped: RuntimeError: boom" in r.stderr
     assert "RuntimeWarning: tensorplug: plugin 'missing' failed to load" in r.stderr
+
+
+def test_system_exit_and_keyboard_interrupt_at_discovery(tmp_path):
+    (tmp_path / "exit").mkdir()
+    write_distribution(tmp_path / "exit", "tensorplug-exits", "1.0", {"exits": "toy_plugins.exits:SYSTEM_EXIT"})
+    r = run_python("import warnings\nwarnings.simplefilter('always')\n" + LISTING
+                   + "\nassert tensorplug.tensor([1.0]).tolist() == [1.0]", tmp_path / "exit")
+    assert r.returncode == 0, r.stderr  # SystemExit from a plugin does not end the program
+    listing = json.loads(r.stdout)
+    assert (listing["plugins"]["exits"]["state"], listing["plugins"]["exits"]["error"]) == ("failed", "SystemExit: 3")
+    assert listing["plugins"]["cpu"]["state"] == "enabled" and "Exits" not in listing["keys"]
+    assert "RuntimeWarning: tensorplug: plugin 'exits' failed to load and is skipped: SystemExit: 3" in r.stderr
+
+    (tmp_path / "interrupt").mkdir()
+    write_distribution(tmp_path / "interrupt", "tensorplug-exits", "1.0", {
+        "aaa_interrupts": "toy_plugins.exits:INTERRUPT", "exits": "toy_plugins.exits:SYSTEM_EXIT"})
+    code = ("import json, sys, warnings\nwarnings.simplefilter('always')\n"
+            "try:\n    import tensorplug\nexcept KeyboardInterrupt:\n    print('interrupted')\n"
+            "plugins = sys.modules['tensorplug.plugins']\n"
+            "keys = sys.modules['tensorplug.dispatch.keys'].REGISTRY.functionality\n"
+            "print(json.dumps({n: [p.state, p.error] for n, p in plugins._PLUGINS.items()}))\n"
+            "print('Interrupts' in keys)\n"
+            "plugins.discover()\n"
+            "print(json.dumps({n: p.state for n, p in plugins._PLUGINS.items()}))\n")
+    r = run_python(code, tmp_path / "interrupt")
+    assert r.returncode == 0, r.stderr
+    interrupted, after, key_left, rediscovered = r.stdout.splitlines()
+    assert interrupted == "interrupted"  # the user's Ctrl-C is not swallowed
+    # undone and failed; the plugins it kept from being tried are not listed as if selected out
+    assert json.loads(after) == {"aaa_interrupts": ["failed", "KeyboardInterrupt: "]} and key_left == "False"
+    states = json.loads(rediscovered)
+    assert (states["aaa_interrupts"], states["cpu"], states["exits"]) == ("failed", "enabled", "failed")
+
+
+@pytest.mark.parametrize("first", ["import tensorplug", "import toy_plugins.testdev"])
+def test_a_plugin_loads_after_the_plugin_providing_its_backend(tmp_path, first):
+    # 'aaa' registers a kernel for TestDev, which 'zzz' provides: name order would fail it
+    write_distribution(tmp_path, "tensorplug-toys", "1.0", {
+        "aaa": "toy_plugins.testdev_extras", "zzz": "toy_plugins.testdev"})
+    code = ("import warnings\nwarnings.simplefilter('always')\n" + first + "\n" + LISTING
+            + "\nimport tensorplug as tp\n"
+              "print(tp.ops.testdev_extras.double(tp.tensor([1.0, 2.0], device='testdev'))._host().tolist())")
+    r = run_python(code, tmp_path)
+    assert r.returncode == 0, r.stderr
+    out, doubled = r.stdout.splitlines()
+    plugins = json.loads(out)["plugins"]
+    assert plugins["aaa"]["state"] == plugins["zzz"]["state"] == "enabled", plugins
+    assert doubled == "[2.0, 4.0]" and "failed to load" not in r.stderr
+
+
+def test_two_distributions_with_one_plugin_name_are_both_listed(tmp_path):
+    roots = [tmp_path / "a", tmp_path / "b"]
+    for root in roots:
+        root.mkdir()
+    write_distribution(roots[0], "tensorplug-toy-zeta", "1.0", {"toy": "toy_plugins.logging_key"})
+    write_distribution(roots[1], "tensorplug-toy-alpha", "2.0", {"toy": "toy_plugins.testdev"})
+    code = "import warnings\nwarnings.simplefilter('always')\n" + LISTING + "\ntensorplug.plugins.discover()"
+    for order in (roots, roots[::-1]):  # whichever comes first on sys.path
+        r = run_python(code, os.pathsep.join(map(str, order)))
+        assert r.returncode == 0, r.stderr
+        plugins = json.loads(r.stdout)["plugins"]
+        kept, other = plugins["toy"], plugins["tensorplug-toy-zeta:toy"]
+        assert (kept["distribution"], kept["state"], kept["backends"]) == ("tensorplug-toy-alpha", "enabled",
+                                                                           ["testdev"])
+        assert (other["distribution"], other["state"]) == ("tensorplug-toy-zeta", "disabled")
+        assert r.stderr.count("RuntimeWarning: tensorplug: the plugin name 'toy' is declared by two distributions: "
+                              "tensorplug-toy-alpha and tensorplug-toy-zeta") == 1  # discovering again: no news
+    # the other one is selected by its listed name
+    r = run_python(code, os.pathsep.join(map(str, roots)), TENSORPLUG_LOAD_PLUGINS="tensorplug-toy-zeta:toy")
+    assert r.returncode == 0, r.stderr
+    plugins = json.loads(r.stdout)["plugins"]
+    assert (plugins["toy"]["state"], plugins["tensorplug-toy-zeta:toy"]["state"]) == ("disabled", "enabled")
 
 
 # -- the documentation's examples --------------------------------------------------------

@@ -7,8 +7,15 @@ empty means none) restricts which are enabled and
 :func:`enable`, :func:`disable` and :func:`list` manage them; :func:`register`
 adds an in-process plugin object (what tests use).
 
-A plugin that raises while loading is marked ``failed`` with its error and a
-warning; ``import tensorplug`` still works.
+Discovery enables plugins in name order, and tries a plugin that failed again
+after each round in which another one got enabled: a plugin registering
+kernels for another plugin's backend (or key, dtype, operator) loads after it,
+whatever the names. A plugin that still raises while loading (SystemExit
+included) is marked ``failed`` with its error and a warning; ``import
+tensorplug`` still works. A KeyboardInterrupt is re-raised once what the
+plugin registered is undone. Two distributions declaring one entry-point
+name are both listed, with a warning: the name goes to the distribution whose
+name sorts first, the other is listed as ``DIST:NAME``.
 
 Enabling, disabling and discovery hold one lock, so threads take turns.
 """
@@ -17,6 +24,7 @@ from __future__ import annotations
 
 import builtins
 import os
+import re
 import sys
 import threading
 import traceback
@@ -101,6 +109,17 @@ def _env_list(var):
     return [x.strip() for x in v.split(",") if x.strip()]
 
 
+def _dist_name(ep):
+    dist = getattr(ep, "dist", None)
+    return dist.metadata["Name"] if dist is not None else None
+
+
+def _entry_point_order(ep):
+    """Name order; for one name declared twice, the distribution whose (normalized) name sorts first."""
+    dist = _dist_name(ep)
+    return ep.name, dist is None, re.sub(r"[-_.]+", "-", dist or "").lower(), ep.value
+
+
 def discover():
     """Find entry-point plugins and enable those the environment selects."""
     try:
@@ -112,23 +131,81 @@ def discover():
     disable_ = set(_env_list("TENSORPLUG_DISABLE_PLUGINS") or ())
     with _LOCK:
         new = []
-        for ep in sorted(eps, key=lambda e: e.name):
-            if ep.name in _PLUGINS:  # known already (or a second distribution using the same name)
-                continue
+        for ep in sorted(eps, key=_entry_point_order):
             dist = getattr(ep, "dist", None)
-            info = PluginInfo(ep.name, dist.metadata["Name"] if dist else None,
-                              dist.version if dist else None, entry_point=ep)
-            _PLUGINS[ep.name] = info
-            new.append(ep.name)
+            dist_name = _dist_name(ep)
+            holder = _PLUGINS.get(ep.name)
+            if holder is None:
+                listed = ep.name
+            elif holder.entry_point is not None and holder.dist == dist_name:
+                continue  # found by an earlier discover()
+            else:
+                # another distribution's plugin of the same name: listed under a qualified name, not dropped
+                listed = f"{dist_name or ep.module}:{ep.name}"
+                if listed in _PLUGINS:
+                    continue
+                first = (f"declared by two distributions: {holder.dist} and {dist_name}; {ep.name!r} is "
+                         f"{holder.dist}'s (the distribution whose name sorts first)" if holder.entry_point else
+                         f"of {dist_name} is taken by a plugin registered in this process")
+                warnings.warn(f"tensorplug: the plugin name {ep.name!r} is {first}; {dist_name}'s is listed as "
+                              f"{listed!r} and is enabled only if TENSORPLUG_LOAD_PLUGINS names it",
+                              RuntimeWarning, stacklevel=2)
+            _PLUGINS[listed] = PluginInfo(listed, dist_name, dist.version if dist else None, entry_point=ep)
+            new.append(listed)
         unknown = sorted(set(load or ()) - set(_PLUGINS))
         if unknown:
             warnings.warn(f"tensorplug: TENSORPLUG_LOAD_PLUGINS names plugins that are not installed: "
                           f"{', '.join(unknown)} (installed: {', '.join(sorted(_PLUGINS)) or 'none'})",
                           RuntimeWarning, stacklevel=2)
         # only new plugins: calling discover() again must not re-enable what the user disabled
-        for name in new:
-            if (load is None or name in load) and name not in disable_:
-                enable(name, _warn=True)
+        selected = [name for name in new if name not in disable_ and (
+            name in load if load is not None else _PLUGINS[name].name == _PLUGINS[name].entry_point.name)]
+        try:
+            _enable_all(selected)
+        except KeyboardInterrupt:
+            # forget the plugins the interrupt kept from being tried, so the next discovery finds them
+            for name in selected:
+                if _PLUGINS[name].state == "disabled":
+                    del _PLUGINS[name]
+            raise
+
+
+def _enable_all(names):
+    """Enable plugins ``names`` (discovery's), each after the plugins it needs.
+
+    Name order first. A plugin that fails is tried again after every round in
+    which another got enabled: it may register kernels for a backend, key,
+    dtype or operator that a plugin later in name order provides. One that
+    still fails is marked failed with a warning; while some plugin is pending
+    (its module still importing), it waits as pending too, and is tried again
+    when they complete. A KeyboardInterrupt is re-raised (the plugin's
+    registrations undone).
+    """
+    with _LOCK:
+        waiting = builtins.list(names)
+        while waiting:
+            failed, progress = [], False
+            for name in waiting:
+                try:
+                    info = enable(name)
+                except KeyboardInterrupt:
+                    raise
+                except BaseException:  # noqa: BLE001 - SystemExit included: recorded on the info
+                    failed.append(name)
+                    continue
+                progress = progress or info.state == "enabled"
+            waiting = failed
+            if not progress:
+                break
+        pending = any(i.state == "pending" for i in builtins.list(_PLUGINS.values()))
+        for name in waiting:
+            info = _PLUGINS[name]
+            if pending:
+                info.state = "pending"  # its error stays on the info until the retry
+                _PENDING[0] = True
+            else:
+                warnings.warn(f"tensorplug: plugin {name!r} failed to load and is skipped: {info.error}",
+                              RuntimeWarning, stacklevel=3)
 
 
 def register(obj, name, *, enable_now=True):
@@ -161,17 +238,18 @@ def _call(name, hook, **kwargs):
     return out
 
 
-def enable(name, _warn=False):
+def enable(name):
     """Enable plugin ``name``: register its keys, dtypes, backends, kernels and names.
 
-    Raises if it fails (after undoing what it registered), except during
-    discovery, where the failure becomes a warning and a ``failed`` entry.
+    Raises if it fails, whatever it raises (SystemExit and KeyboardInterrupt
+    included), after undoing what it registered and marking it ``failed``.
+    Discovery turns the failure into a warning instead (see :func:`_enable_all`).
     """
     with _LOCK:
-        return _enable(name, _warn)
+        return _enable(name)
 
 
-def _enable(name, _warn):
+def _enable(name):
     info = _PLUGINS.get(name)
     if info is None:
         raise ValueError(f"unknown plugin {name!r}; known: {sorted(_PLUGINS)}")
@@ -216,15 +294,11 @@ def _enable(name, _warn):
                     NAMESPACE_OWNER[pub] = name
                     NAME_PROVIDERS[pub] = name
                     info.names.append(pub)
-    except Exception as e:
+    except BaseException as e:  # SystemExit and KeyboardInterrupt too: never half a plugin
         _undo(name, info)
         info.state = "failed"
         info.error = f"{type(e).__name__}: {e}"
         info.traceback = traceback.format_exc()
-        if _warn:
-            warnings.warn(f"tensorplug: plugin {name!r} failed to load and is skipped: {info.error}",
-                          RuntimeWarning, stacklevel=2)
-            return info
         raise
     info.state = "enabled"
     info.error = None
@@ -250,14 +324,12 @@ def complete_pending():
     if not _PENDING[0]:
         return False
     with _LOCK:
-        done = False
-        for info in builtins.list(_PLUGINS.values()):
-            if info.state == "pending" and not _initializing(info.entry_point):
-                info.state = "disabled"
-                enable(info.name, _warn=True)
-                done = done or info.state == "enabled"
+        ready = [i.name for i in builtins.list(_PLUGINS.values())
+                 if i.state == "pending" and not _initializing(i.entry_point)]
+        # a plugin waiting on another that is still importing fails again and waits again
+        _enable_all(ready)
         _PENDING[0] = any(i.state == "pending" for i in builtins.list(_PLUGINS.values()))
-        return done
+        return any(_PLUGINS[n].state == "enabled" for n in ready if n in _PLUGINS)
 
 
 def _check_public_name(pub):
