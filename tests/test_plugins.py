@@ -13,6 +13,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -207,6 +208,185 @@ def test_misspelt_hook_fails_the_plugin(make_plugin):
     assert tp.plugins.get("typo").state == "failed"
 
 
+@pytest.mark.parametrize("error", [SystemExit(3), KeyboardInterrupt()], ids=lambda e: type(e).__name__)
+def test_system_exit_and_keyboard_interrupt_while_loading_are_contained(make_plugin, error):
+    from toy_plugins import exits
+    plugin = exits._Exits("Exits", 46, error)
+    with pytest.raises(type(error)):
+        make_plugin(plugin, "exits")
+    info = tp.plugins.get("exits")
+    assert (info.state, info.error) == ("failed", f"{type(error).__name__}: {error}")
+    assert "Exits" not in REGISTRY.functionality and ("Exits", None) not in d.FALLBACKS and owned_by("exits") == []
+    # discovery and the pending completion warn instead: import tensorplug goes on
+    tp.plugins.disable("exits")
+    if isinstance(error, SystemExit):
+        with pytest.warns(RuntimeWarning, match="plugin 'exits' failed to load and is skipped: SystemExit: 3"):
+            tp.plugins._enable_all(["exits"])
+    else:
+        with pytest.raises(KeyboardInterrupt):
+            tp.plugins._enable_all(["exits"])
+    assert tp.plugins.get("exits").state == "failed" and "Exits" not in REGISTRY.functionality
+
+
+def test_a_user_override_does_not_stop_the_plugin_from_coming_back(testdev, make_plugin, make_library):
+    make_library("toyplug", "DEF").define("f(Tensor x) -> Tensor")
+
+    class KernelPlugin:
+        @tp.hookimpl
+        def tensorplug_register_kernels(self, library):
+            library("toyplug", "IMPL", "TestDev").impl("f", lambda x: "from kernelplug")
+            library("tensorplug", "IMPL").fallback(lambda op, ks, *a: "plugin fallback", "TestDev")
+
+    make_plugin(KernelPlugin(), "kernelplug")
+    user = make_library("toyplug", "IMPL")
+    user.impl("f", lambda x: "from the user", "TestDev", allow_override=True)
+    user_fb = make_library("tensorplug", "IMPL")
+    user_fb.fallback(lambda op, ks, *a: "user fallback", "TestDev", allow_override=True)
+    x = tdev([1.0])
+    sub = tp.ops.tensorplug.sub.Tensor
+    assert tp.ops.toyplug.f(x) == "from the user" and sub(x, x) == "user fallback"
+    tp.plugins.disable("kernelplug")
+    tp.plugins.enable("kernelplug")  # raised: "already registered by 'user'"
+    assert tp.plugins.get("kernelplug").state == "enabled"
+    assert tp.ops.toyplug.f(x) == "from the user" and sub(x, x) == "user fallback"  # the override stays on top
+    user._destroy()
+    user_fb._destroy()
+    assert tp.ops.toyplug.f(x) == "from kernelplug" and sub(x, x) == "plugin fallback"
+    # a registration without allow_override still conflicts with the plugin's
+    with pytest.raises(RuntimeError, match="already registered by 'kernelplug'; pass allow_override=True"):
+        make_library("toyplug", "IMPL").impl("f", lambda x: 0, "TestDev")
+
+
+# -- threads ------------------------------------------------------------------------------
+class _Gate:
+    """A plugin whose kernel hook stops until the test lets it go (so another thread acts meanwhile)."""
+
+    def __init__(self):
+        self.inside, self.go = threading.Event(), threading.Event()
+
+    @tp.hookimpl
+    def tensorplug_register_kernels(self, library):
+        self.lib = library("tensorplug", "IMPL")
+        self.inside.set()
+        assert self.go.wait(30)
+
+
+def test_a_library_belongs_to_the_thread_that_creates_it(make_plugin, make_library):
+    gate = _Gate()
+    t = threading.Thread(target=make_plugin, args=(gate, "gate"))
+    t.start()
+    try:
+        assert gate.inside.wait(30)
+        assert make_library("userns", "FRAGMENT").owner == "user"  # the plugin being enabled is another thread's
+    finally:
+        gate.go.set()
+        t.join()
+    assert gate.lib.owner == "gate" and tp.plugins.get("gate").state == "enabled"
+
+
+def test_a_resolution_in_flight_cannot_cache_a_disabled_plugins_kernel(testdev, make_plugin, make_library):
+    make_library("toyplug", "DEF").define("f(Tensor x) -> Tensor")
+
+    class KernelPlugin:
+        @tp.hookimpl
+        def tensorplug_register_kernels(self, library):
+            library("toyplug", "IMPL", "TestDev").impl("f", lambda x: "from kernelplug")
+
+    make_plugin(KernelPlugin(), "kernelplug")
+    op, x = tp.ops.toyplug.f.default, tdev([1.0])
+    resolved, go, results = threading.Event(), threading.Event(), []
+
+    def slow_resolve(ks):  # the kernel is found, then the plugin is disabled before it is cached
+        k = type(op)._resolve_uncached(op, ks)
+        resolved.set()
+        assert go.wait(30)
+        return k
+
+    op._resolve_uncached = slow_resolve
+    try:
+        t = threading.Thread(target=lambda: results.append(op(x)))
+        t.start()
+        assert resolved.wait(30)
+        tp.plugins.disable("kernelplug")
+        go.set()
+        t.join()
+    finally:
+        del op._resolve_uncached
+    assert results == ["from kernelplug"]  # the call in flight ran with what it found
+    with pytest.raises(NotImplementedError, match="The kernel comes from the plugin 'kernelplug'"):
+        op(x)
+
+
+def test_a_device_lookup_in_flight_cannot_cache_a_disabled_backends_key_set(testdev, monkeypatch):
+    import tensorplug.backend as backend
+    dev = tp.device("testdev")
+    backend.clear_device_caches()
+    found, go = threading.Event(), threading.Event()
+    real = backend.backend_for
+
+    def slow_backend_for(d):  # the backend is found, then disabled before its key set is cached
+        b = real(d)
+        found.set()
+        assert go.wait(30)
+        return b
+
+    monkeypatch.setattr(backend, "backend_for", slow_backend_for)
+    t = threading.Thread(target=backend.device_keyset, args=(dev,))
+    t.start()
+    assert found.wait(30)
+    tp.plugins.disable("testdev")
+    go.set()
+    t.join()
+    assert dev not in backend._device_ks_cache
+
+
+def test_enabling_and_disabling_from_two_threads_at_once(testdev, logging_plugin, make_plugin):
+    class OpPlugin:  # defines operators: the operator table changes
+        @tp.hookimpl
+        def tensorplug_register_kernels(self, library):
+            lib = library("threadops", "DEF")
+            for i in range(20):
+                lib.define(f"op{i}(Tensor x) -> Tensor")
+                lib.impl(f"op{i}", lambda x: x, "CompositeImplicitAutograd")
+
+    make_plugin(OpPlugin(), "threadops")
+    errors = []
+
+    def toggle(name, n=40):
+        try:
+            for _ in range(n):
+                tp.plugins.disable(name)
+                tp.plugins.enable(name)
+                tp.plugins.list()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    def call(n=400):
+        x = tdev([1.0])
+        try:
+            for _ in range(n):
+                NEG(x)
+                d.invalidate_caches()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=toggle, args=("threadops",)), threading.Thread(target=toggle,
+                                                                                          args=("logging",)),
+                   threading.Thread(target=call)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == []
+    assert tp.plugins.is_enabled("threadops") and tp.plugins.is_enabled("logging")
+    assert NEG(tdev([1.0]))._host().tolist() == [-1.0]
+
+
 # -- public names ------------------------------------------------------------------------
 def test_plugin_names_resolve_only_while_enabled(logging_plugin):
     assert tp.logging_mode is logging_plugin.logging_mode
@@ -319,6 +499,78 @@ def test_broken_entry_points_warn_and_import_still_works(tmp_path):
     assert "Broken" not in listing["keys"] and "brokendev" not in listing["backends"]
     assert "RuntimeWarning: tensorplug: plugin 'broken' failed to load and is skipped: RuntimeError: boom" in r.stderr
     assert "RuntimeWarning: tensorplug: plugin 'missing' failed to load" in r.stderr
+
+
+def test_system_exit_and_keyboard_interrupt_at_discovery(tmp_path):
+    (tmp_path / "exit").mkdir()
+    write_distribution(tmp_path / "exit", "tensorplug-exits", "1.0", {"exits": "toy_plugins.exits:SYSTEM_EXIT"})
+    r = run_python("import warnings\nwarnings.simplefilter('always')\n" + LISTING
+                   + "\nassert tensorplug.tensor([1.0]).tolist() == [1.0]", tmp_path / "exit")
+    assert r.returncode == 0, r.stderr  # SystemExit from a plugin does not end the program
+    listing = json.loads(r.stdout)
+    assert (listing["plugins"]["exits"]["state"], listing["plugins"]["exits"]["error"]) == ("failed", "SystemExit: 3")
+    assert listing["plugins"]["cpu"]["state"] == "enabled" and "Exits" not in listing["keys"]
+    assert "RuntimeWarning: tensorplug: plugin 'exits' failed to load and is skipped: SystemExit: 3" in r.stderr
+
+    (tmp_path / "interrupt").mkdir()
+    write_distribution(tmp_path / "interrupt", "tensorplug-exits", "1.0", {
+        "aaa_interrupts": "toy_plugins.exits:INTERRUPT", "exits": "toy_plugins.exits:SYSTEM_EXIT"})
+    code = ("import json, sys, warnings\nwarnings.simplefilter('always')\n"
+            "try:\n    import tensorplug\nexcept KeyboardInterrupt:\n    print('interrupted')\n"
+            "plugins = sys.modules['tensorplug.plugins']\n"
+            "keys = sys.modules['tensorplug.dispatch.keys'].REGISTRY.functionality\n"
+            "print(json.dumps({n: [p.state, p.error] for n, p in plugins._PLUGINS.items()}))\n"
+            "print('Interrupts' in keys)\n"
+            "plugins.discover()\n"
+            "print(json.dumps({n: p.state for n, p in plugins._PLUGINS.items()}))\n")
+    r = run_python(code, tmp_path / "interrupt")
+    assert r.returncode == 0, r.stderr
+    interrupted, after, key_left, rediscovered = r.stdout.splitlines()
+    assert interrupted == "interrupted"  # the user's Ctrl-C is not swallowed
+    # undone and failed; the plugins it kept from being tried are not listed as if selected out
+    assert json.loads(after) == {"aaa_interrupts": ["failed", "KeyboardInterrupt: "]} and key_left == "False"
+    states = json.loads(rediscovered)
+    assert (states["aaa_interrupts"], states["cpu"], states["exits"]) == ("failed", "enabled", "failed")
+
+
+@pytest.mark.parametrize("first", ["import tensorplug", "import toy_plugins.testdev"])
+def test_a_plugin_loads_after_the_plugin_providing_its_backend(tmp_path, first):
+    # 'aaa' registers a kernel for TestDev, which 'zzz' provides: name order would fail it
+    write_distribution(tmp_path, "tensorplug-toys", "1.0", {
+        "aaa": "toy_plugins.testdev_extras", "zzz": "toy_plugins.testdev"})
+    code = ("import warnings\nwarnings.simplefilter('always')\n" + first + "\n" + LISTING
+            + "\nimport tensorplug as tp\n"
+              "print(tp.ops.testdev_extras.double(tp.tensor([1.0, 2.0], device='testdev'))._host().tolist())")
+    r = run_python(code, tmp_path)
+    assert r.returncode == 0, r.stderr
+    out, doubled = r.stdout.splitlines()
+    plugins = json.loads(out)["plugins"]
+    assert plugins["aaa"]["state"] == plugins["zzz"]["state"] == "enabled", plugins
+    assert doubled == "[2.0, 4.0]" and "failed to load" not in r.stderr
+
+
+def test_two_distributions_with_one_plugin_name_are_both_listed(tmp_path):
+    roots = [tmp_path / "a", tmp_path / "b"]
+    for root in roots:
+        root.mkdir()
+    write_distribution(roots[0], "tensorplug-toy-zeta", "1.0", {"toy": "toy_plugins.logging_key"})
+    write_distribution(roots[1], "tensorplug-toy-alpha", "2.0", {"toy": "toy_plugins.testdev"})
+    code = "import warnings\nwarnings.simplefilter('always')\n" + LISTING + "\ntensorplug.plugins.discover()"
+    for order in (roots, roots[::-1]):  # whichever comes first on sys.path
+        r = run_python(code, os.pathsep.join(map(str, order)))
+        assert r.returncode == 0, r.stderr
+        plugins = json.loads(r.stdout)["plugins"]
+        kept, other = plugins["toy"], plugins["tensorplug-toy-zeta:toy"]
+        assert (kept["distribution"], kept["state"], kept["backends"]) == ("tensorplug-toy-alpha", "enabled",
+                                                                           ["testdev"])
+        assert (other["distribution"], other["state"]) == ("tensorplug-toy-zeta", "disabled")
+        assert r.stderr.count("RuntimeWarning: tensorplug: the plugin name 'toy' is declared by two distributions: "
+                              "tensorplug-toy-alpha and tensorplug-toy-zeta") == 1  # discovering again: no news
+    # the other one is selected by its listed name
+    r = run_python(code, os.pathsep.join(map(str, roots)), TENSORPLUG_LOAD_PLUGINS="tensorplug-toy-zeta:toy")
+    assert r.returncode == 0, r.stderr
+    plugins = json.loads(r.stdout)["plugins"]
+    assert (plugins["toy"]["state"], plugins["tensorplug-toy-zeta:toy"]["state"]) == ("disabled", "enabled")
 
 
 # -- the documentation's examples --------------------------------------------------------

@@ -7,6 +7,11 @@ import json
 import math
 import os
 import pickle
+import signal
+import stat
+import subprocess
+import sys
+import threading
 
 import ml_dtypes
 import numpy as np
@@ -252,6 +257,154 @@ def test_cycles_are_rejected_and_a_failed_save_leaves_the_old_file(tmp_path):
     assert os.listdir(tmp_path) == ["f"]
 
 
+# -- the file saving creates: mode, links, signals ------------------------------------------------
+def _mode(path):
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002], ids=oct)
+def test_a_new_file_gets_the_mode_open_would_give(tmp_path, umask):
+    old = os.umask(umask)
+    try:
+        with open(tmp_path / "by_open", "wb"):
+            pass
+        tp.save({"a": tp.ones(1)}, tmp_path / "by_save")
+    finally:
+        os.umask(old)
+    assert _mode(tmp_path / "by_save") == _mode(tmp_path / "by_open") == 0o666 & ~umask
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o666], ids=oct)
+def test_overwriting_a_file_keeps_its_mode(tmp_path, mode):
+    path = tmp_path / "f"
+    tp.save({"a": tp.ones(1)}, path)
+    os.chmod(path, mode)
+    old = os.umask(0o077)
+    try:
+        tp.save({"a": tp.zeros(2)}, path)
+    finally:
+        os.umask(old)
+    assert _mode(path) == mode and tp.load(path)["a"].tolist() == [0.0, 0.0]
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root may write any file")
+def test_a_read_only_file_is_not_replaced(tmp_path):
+    path = tmp_path / "f"
+    tp.save({"a": tp.ones(1)}, path)
+    os.chmod(path, 0o444)
+    with pytest.raises(PermissionError):
+        open(path, "wb")
+    with pytest.raises(PermissionError, match="Permission denied"):
+        tp.save({"a": tp.zeros(1)}, path)
+    assert tp.load(path)["a"].tolist() == [1.0] and os.listdir(tmp_path) == ["f"]
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symlinks")
+def test_saving_to_a_symlink_writes_through_it(tmp_path):
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "ckpt.safetensors"
+    tp.save({"a": tp.ones(1)}, target)
+    os.chmod(target, 0o640)
+    (tmp_path / "link").symlink_to(os.path.join("real", "ckpt.safetensors"))  # relative, to another directory
+    (tmp_path / "link2").symlink_to("link")                                   # a chain of links
+    for name, value in (("link", 2.0), ("link2", 3.0)):
+        tp.save({"a": tp.tensor([value])}, tmp_path / name)
+        assert os.path.islink(tmp_path / name) and os.readlink(tmp_path / "link") == os.path.join("real",
+                                                                                                  "ckpt.safetensors")
+        assert tp.load(target)["a"].tolist() == [value] and _mode(target) == 0o640
+    assert sorted(os.listdir(tmp_path)) == ["link", "link2", "real"] and os.listdir(tmp_path / "real") == [
+        "ckpt.safetensors"]
+    # a dangling link: open() would create its target, and so does save
+    (tmp_path / "dangling").symlink_to(os.path.join("real", "new.safetensors"))
+    tp.save({"a": tp.ones(2)}, tmp_path / "dangling")
+    assert os.path.islink(tmp_path / "dangling") and tp.load(tmp_path / "real" / "new.safetensors")["a"].shape == (2,)
+    # a loop of links: open() raises, and save must not replace a link with a file
+    (tmp_path / "loop_a").symlink_to("loop_b")
+    (tmp_path / "loop_b").symlink_to("loop_a")
+    with pytest.raises(OSError):
+        open(tmp_path / "loop_a", "wb")
+    with pytest.raises(OSError, match="symbolic links"):
+        tp.save({"a": tp.ones(1)}, tmp_path / "loop_a")
+    assert os.path.islink(tmp_path / "loop_a") and os.path.islink(tmp_path / "loop_b")
+
+
+_SIGNAL_CHILD = """
+import os, signal, sys
+import tensorplug as tp
+from tensorplug import serialization
+
+path, signame, handler = sys.argv[1:4]
+sig = getattr(signal, signame)
+tp.save({"a": tp.ones(2)}, path)  # the previous file, which must survive
+if handler == "exit":
+    signal.signal(sig, lambda *a: sys.exit(3))
+elif handler == "default":
+    signal.signal(sig, signal.SIG_DFL)
+before = signal.getsignal(sig)
+real = serialization._host_bytes
+
+def host_bytes(t):  # the signal arrives in the middle of writing the data section
+    if t.numel() == 3:
+        os.kill(os.getpid(), sig)
+    return real(t)
+
+serialization._host_bytes = host_bytes
+try:
+    tp.save({"a": tp.zeros(2), "b": tp.zeros(3), "c": tp.zeros(4)}, path)
+except KeyboardInterrupt:
+    assert signal.getsignal(sig) is before
+    sys.exit(4)
+print("the save finished")
+"""
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+@pytest.mark.parametrize("signame, handler, code", [
+    ("SIGTERM", "none", -signal.SIGTERM),   # the default action: the process ends, killed by the signal
+    ("SIGHUP", "none", -getattr(signal, "SIGHUP", 1)),
+    ("SIGINT", "default", -signal.SIGINT),  # SIGINT reset to the default action
+    ("SIGINT", "none", 4),                  # Python's own handler: KeyboardInterrupt
+    ("SIGTERM", "exit", 3),                 # the program's handler runs, and raises SystemExit
+])
+def test_a_signal_during_a_save_leaves_no_temporary_file(tmp_path, signame, handler, code):
+    path = tmp_path / "ckpt.safetensors"
+    r = subprocess.run([sys.executable, "-c", _SIGNAL_CHILD, str(path), signame, handler],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == code, r.stderr
+    assert os.listdir(tmp_path) == ["ckpt.safetensors"]
+    assert tp.load(path)["a"].tolist() == [1.0, 1.0]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+def test_save_restores_the_signal_handlers_and_works_in_any_thread(tmp_path):
+    def mine(*args):
+        pass
+
+    previous = signal.signal(signal.SIGTERM, mine)
+    try:
+        tp.save({"a": tp.ones(1)}, tmp_path / "f")
+        assert signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+    tp.save({"a": tp.ones(1)}, tmp_path / "f")
+    assert {s: signal.getsignal(s) for s in before} == before
+    errors = []
+
+    def save_in_thread():
+        try:
+            tp.save({"a": tp.zeros(1)}, tmp_path / "g")
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    t = threading.Thread(target=save_in_thread)
+    t.start()
+    t.join()
+    assert errors == [] and tp.load(tmp_path / "g")["a"].tolist() == [0.0]
+
+
 # -- corrupt and hostile files -------------------------------------------------------------------
 @pytest.fixture
 def good_file(tmp_path):
@@ -325,6 +478,37 @@ def test_corrupt_headers_raise_value_error_naming_file_and_problem(good_file, wh
     _mutate(good_file, change)
     with pytest.raises(ValueError, match="tensorplug.load: '.*good.safetensors': .*(" + message + ")"):
         tp.load(good_file)
+
+
+def test_a_tensor_the_structure_does_not_place_is_never_dropped(good_file):
+    # another tool added a tensor and kept tensorplug's metadata: loading must not lose it silently
+    header, data = read_parts(good_file)
+    header["extra"] = {"dtype": "U8", "shape": [2], "data_offsets": [len(data), len(data) + 2]}
+    write_parts(good_file, header, data + b"\x01\x02")
+    with pytest.raises(ValueError, match=r"tensorplug.load: '.*good.safetensors': corrupt metadata: the structure "
+                                         r"does not place the tensor 'extra' that the file holds"):
+        tp.load(good_file)
+    # the structure dropping one of tensorplug's own tensors likewise
+    header, data = read_parts(good_file)
+    del header["extra"]
+    header["__metadata__"]["tensorplug.structure"] = json.dumps(
+        {"version": 1, "tree": {"$dict": [["x", {"$tensor": "x"}]]}})
+    write_parts(good_file, header, data[:-2])
+    with pytest.raises(ValueError, match=r"does not place the tensor 'y' that the file holds"):
+        tp.load(good_file)
+
+
+def test_values_from_the_file_are_cut_short_in_messages(tmp_path):
+    write_parts(tmp_path / "f", {"n" * 10_000: {"dtype": "F32" * 1000, "shape": [0], "data_offsets": [0, 0]}}, b"")
+    with pytest.raises(ValueError, match="unknown dtype 'F32F32") as e:
+        tp.load(tmp_path / "f")
+    assert len(str(e.value)) < 400
+
+
+def test_null_metadata_is_accepted_like_the_reference_reader_does(tmp_path):
+    write_parts(tmp_path / "f", {"__metadata__": None, "x": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]}},
+                b"ab")
+    assert tp.load(tmp_path / "f")["x"].tolist() == [97, 98]
 
 
 @pytest.mark.parametrize("what, raw_header, message", [
@@ -415,3 +599,145 @@ def test_absurdly_deep_nesting_is_a_clear_error(tmp_path, where):
     write_parts(tmp_path / "deep", header, b"")
     with pytest.raises(ValueError, match=message):
         tp.load(tmp_path / "deep")
+
+
+# -- fuzzing the loader: only ValueError naming the file, or a correct load -------------------------
+_CODE_OF = {"BOOL": np.bool_, "U8": np.uint8, "I8": np.int8, "I16": np.int16, "I32": np.int32, "I64": np.int64,
+            "F16": np.float16, "BF16": ml_dtypes.bfloat16, "F32": np.float32, "F64": np.float64}
+_ALTERNATIVES = [None, True, 0, -1, 1, 3, 2 ** 63, 2 ** 64 + 5, 1.5, float("inf"), "", "F32", "x", [], [0], [[]],
+                 [-1, 2], [0, 10 ** 30], [1] * 70, {}, {"$tensor": "x"}, {"$tensor": []}, {"$dict": [[[], 1]]},
+                 {"$float": "nan"}, {"$float": [1]}, {"$tuple": None}, {"a": 1, "b": 2}]
+
+
+def _json_paths(node, path=()):
+    """Every (path, value) of a JSON tree, the root last."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _json_paths(v, path + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _json_paths(v, path + (i,))
+    yield path, node
+
+
+def _replaced(tree, path, value, delete=False):
+    """A deep copy of ``tree`` with the node at ``path`` replaced (or deleted)."""
+    if not path:
+        return value
+    tree = json.loads(json.dumps(tree))
+    parent = tree
+    for p in path[:-1]:
+        parent = parent[p]
+    if delete:
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = value
+    return tree
+
+
+def _fuzz_cases(raw):
+    """A deterministic list of (label, file bytes) variants of the valid file ``raw``."""
+    n = int.from_bytes(raw[:8], "little")
+    header, data = json.loads(raw[8:8 + n]), raw[8 + n:]
+    cases = []
+
+    def emit(label, header_obj, data=data):
+        text = json.dumps(header_obj).encode()
+        text += b" " * (-(8 + len(text)) % 8)
+        cases.append((label, len(text).to_bytes(8, "little") + text + data))
+
+    # the header size field
+    for size in (0, 1, 2, 7, n - 1, n + 1, n + 8, len(raw) - 8, len(raw), 2 ** 63, 2 ** 64 - 1):
+        cases.append((f"size field {size}", size.to_bytes(8, "little") + raw[8:]))
+    # single bytes of the header overwritten
+    rng = np.random.default_rng(12)
+    for pos in sorted(rng.choice(np.arange(8, 8 + n), size=min(n, 120), replace=False)):
+        for b in (b'"', b"}", b"\xff", rng.choice([b"0", b"[", b",", b"\x00", b"-", b"e", b"9"])):
+            cases.append((f"byte {pos} -> {b!r}", raw[:pos] + b + raw[pos + 1:]))
+    # every node of the header replaced or deleted; the structure tree likewise
+    k = 0
+    for path, _ in _json_paths(header):
+        for _ in range(3):
+            emit(f"header {path} = {_ALTERNATIVES[k % len(_ALTERNATIVES)]!r}",
+                 _replaced(header, path, _ALTERNATIVES[k % len(_ALTERNATIVES)]))
+            k += 1
+        if path:
+            emit(f"header {path} deleted", _replaced(header, path, None, delete=True))
+    # shapes that agree with the data's size but not with what an array can be
+    for shape in ([0, 10 ** 30], [0, 2 ** 62, 2 ** 62], [2 ** 64, 0], [0] * 70):
+        emit(f"shape of e = {shape}", _replaced(header, ("e", "shape"), shape))
+    emit("shape of s = [1] * 70", _replaced(header, ("s", "shape"), [1] * 70))
+    structure = json.loads(header["__metadata__"]["tensorplug.structure"])
+    for path, _ in _json_paths(structure):
+        for _ in range(3):
+            alt = _ALTERNATIVES[k % len(_ALTERNATIVES)]
+            k += 1
+            s = json.dumps(_replaced(structure, path, alt))
+            emit(f"structure {path} = {alt!r}",
+                 {**header, "__metadata__": {**header["__metadata__"], "tensorplug.structure": s}})
+        if path:
+            s = json.dumps(_replaced(structure, path, None, delete=True))
+            emit(f"structure {path} deleted",
+                 {**header, "__metadata__": {**header["__metadata__"], "tensorplug.structure": s}})
+    # data section cut or extended
+    for extra in (data[:-1], data + b"\0", b""):
+        emit(f"data of {len(extra)} bytes", header, extra)
+    return cases
+
+
+def _tensors_in(obj, out):
+    """The distinct tensors of a loaded object, by identity."""
+    if isinstance(obj, tp.Tensor):
+        out.setdefault(id(obj), obj)
+    elif isinstance(obj, dict):
+        for key, value in obj.items():
+            _tensors_in(key, out)
+            _tensors_in(value, out)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            _tensors_in(v, out)
+    return out
+
+
+def _check_correct_load(blob, loaded):
+    """Every tensor the file's header describes was loaded, with its dtype, shape and bytes."""
+    n = int.from_bytes(blob[:8], "little")
+    header, data = json.loads(blob[8:8 + n]), blob[8 + n:]
+    want = sorted((e["dtype"], tuple(e["shape"]), data[e["data_offsets"][0]:e["data_offsets"][1]])
+                  for name, e in header.items() if name != "__metadata__")
+    got = sorted((next(c for c, d in _CODE_OF.items() if np.dtype(d) == t.dtype.np), tuple(t.shape), raw_bytes(t))
+                 for t in _tensors_in(loaded, {}).values())
+    assert got == want
+
+
+class _NamedBytes(io.BytesIO):
+    """An in-memory file with a name, as open() gives: the fuzz test needs no disk."""
+
+    name = "fuzz.safetensors"
+
+
+def test_fuzzed_files_raise_value_error_naming_the_file_or_load_correctly():
+    buf = _NamedBytes()
+    tp.save({"w": tp.arange(6, dtype=tp.float32).reshape(2, 3), "meta": {1: [2.5, None, "s"], "t": (True,)},
+             "b": tp.ones(3, dtype=tp.bfloat16), "e": tp.zeros(0, 2, dtype=tp.int64), "s": tp.tensor(7, dtype=tp.int8)},
+            buf)
+    cases = _fuzz_cases(buf.getvalue())
+    assert len(cases) > 300
+    bad, loaded = [], 0
+    for label, blob in cases:
+        try:
+            result = tp.load(_NamedBytes(blob))
+        except ValueError as e:
+            if "tensorplug.load: fuzz.safetensors: " not in str(e):
+                bad.append(f"{label}: ValueError not naming the file: {e}")
+            continue
+        except Exception as e:
+            bad.append(f"{label}: {type(e).__name__}: {e}")
+            continue
+        try:
+            _check_correct_load(blob, result)
+            loaded += 1
+        except AssertionError:
+            bad.append(f"{label}: loaded, but not every tensor of the file came back intact")
+    assert not bad, f"{len(bad)} of {len(cases)} cases:\n" + "\n".join(bad[:40])
+    assert loaded  # some mutations (a renamed metadata value, say) leave a valid file

@@ -13,6 +13,8 @@ looks inside it except through these methods.
 
 from __future__ import annotations
 
+import itertools
+
 from . import _state
 from . import dtypes as _dt
 from .device import device as _device
@@ -121,11 +123,26 @@ _device_norm_cache: dict = {}  # device with an index -> canonical device; clear
 _device_ks_cache: dict = {}    # device -> key set of a factory call; cleared by clear_device_caches
 
 
+# A new value at every clear_device_caches(), before the caches are cleared: a lookup that began
+# before a backend came or went must not store what it found (each value is written once).
+_cache_generation = [0]
+_cache_ticks = itertools.count(1)
+
+
 def clear_device_caches():
     """Forget the cached device normalizations and key sets (the dispatcher calls this after any
     registration change: a backend may have come or gone)."""
+    _cache_generation[0] = next(_cache_ticks)
     _device_norm_cache.clear()
     _device_ks_cache.clear()
+
+
+def _store(cache, key, value, gen):
+    """``cache[key] = value``, taken out again if the caches were cleared since generation ``gen``
+    (another thread disabled a backend meanwhile): the next lookup recomputes it."""
+    cache[key] = value
+    if _cache_generation[0] != gen:
+        cache.pop(key, None)
 
 
 def normalize_device(dev):
@@ -141,6 +158,7 @@ def normalize_device(dev):
         return _device_norm_cache[dev]
     except KeyError:
         pass
+    gen = _cache_generation[0]
     d = _device(dev)
     if d.index is None:
         return d
@@ -153,7 +171,7 @@ def normalize_device(dev):
             raise RuntimeError(f"{d.type} error: invalid device ordinal: device {d} was requested but "
                                f"device_count() is {count}")
         n = b.normalize_device(d)
-    _device_norm_cache[dev] = n
+    _store(_device_norm_cache, dev, n, gen)
     return n
 
 
@@ -171,7 +189,9 @@ def device_keyset(dev):
     try:
         return _device_ks_cache[dev]
     except KeyError:
-        ks = _device_ks_cache[dev] = backend_for(dev).ks | _DENSE_BIT
+        gen = _cache_generation[0]
+        ks = backend_for(dev).ks | _DENSE_BIT
+        _store(_device_ks_cache, dev, ks, gen)
         return ks
 
 

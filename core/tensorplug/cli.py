@@ -74,7 +74,7 @@ def cmd_dispatch_table(args):
     """``tensorplug dispatch-table OP``: one line per runtime key."""
     ops = find_ops(args.op)
     if not ops:
-        known = [q.replace("tensorplug::", "") for q in _d.OPS]
+        known = [q.replace("tensorplug::", "") for q in tuple(_d.OPS)]
         close = difflib.get_close_matches(args.op, known, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         print(f"tensorplug dispatch-table: unknown operator {args.op!r}{hint}", file=sys.stderr)

@@ -113,7 +113,7 @@ def _by_name(name):
 def all_dtypes():
     """Every registered dtype (built-in ones first)."""
     seen = []
-    for d in _BY_NAME.values():
+    for d in tuple(_BY_NAME.values()):  # a copy: a plugin may register a dtype meanwhile
         if d not in seen:
             seen.append(d)
     return seen

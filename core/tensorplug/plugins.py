@@ -7,15 +7,26 @@ empty means none) restricts which are enabled and
 :func:`enable`, :func:`disable` and :func:`list` manage them; :func:`register`
 adds an in-process plugin object (what tests use).
 
-A plugin that raises while loading is marked ``failed`` with its error and a
-warning; ``import tensorplug`` still works.
+Discovery enables plugins in name order, and tries a plugin that failed again
+after each round in which another one got enabled: a plugin registering
+kernels for another plugin's backend (or key, dtype, operator) loads after it,
+whatever the names. A plugin that still raises while loading (SystemExit
+included) is marked ``failed`` with its error and a warning; ``import
+tensorplug`` still works. A KeyboardInterrupt is re-raised once what the
+plugin registered is undone. Two distributions declaring one entry-point
+name are both listed, with a warning: the name goes to the distribution whose
+name sorts first, the other is listed as ``DIST:NAME``.
+
+Enabling, disabling and discovery hold one lock, so threads take turns.
 """
 
 from __future__ import annotations
 
 import builtins
 import os
+import re
 import sys
+import threading
 import traceback
 import warnings
 from importlib import metadata
@@ -86,6 +97,9 @@ class PluginInfo:
 
 _PLUGINS: dict = {}
 _PENDING = [False]  # whether some plugin waits for its module to finish importing
+# enable, disable, register, forget and discovery change shared tables: one thread at a time (reentrant:
+# a hook may look a plugin up, which completes pending ones)
+_LOCK = threading.RLock()
 
 
 def _env_list(var):
@@ -93,6 +107,17 @@ def _env_list(var):
     if v is None:
         return None
     return [x.strip() for x in v.split(",") if x.strip()]
+
+
+def _dist_name(ep):
+    dist = getattr(ep, "dist", None)
+    return dist.metadata["Name"] if dist is not None else None
+
+
+def _entry_point_order(ep):
+    """Name order; for one name declared twice, the distribution whose (normalized) name sorts first."""
+    dist = _dist_name(ep)
+    return ep.name, dist is None, re.sub(r"[-_.]+", "-", dist or "").lower(), ep.value
 
 
 def discover():
@@ -104,41 +129,102 @@ def discover():
         return
     load = _env_list("TENSORPLUG_LOAD_PLUGINS")
     disable_ = set(_env_list("TENSORPLUG_DISABLE_PLUGINS") or ())
-    new = []
-    for ep in sorted(eps, key=lambda e: e.name):
-        if ep.name in _PLUGINS:  # known already (or a second distribution using the same name)
-            continue
-        dist = getattr(ep, "dist", None)
-        info = PluginInfo(ep.name, dist.metadata["Name"] if dist else None,
-                          dist.version if dist else None, entry_point=ep)
-        _PLUGINS[ep.name] = info
-        new.append(ep.name)
-    unknown = sorted(set(load or ()) - set(_PLUGINS))
-    if unknown:
-        warnings.warn(f"tensorplug: TENSORPLUG_LOAD_PLUGINS names plugins that are not installed: "
-                      f"{', '.join(unknown)} (installed: {', '.join(sorted(_PLUGINS)) or 'none'})",
-                      RuntimeWarning, stacklevel=2)
-    # only new plugins: calling discover() again must not re-enable what the user disabled
-    for name in new:
-        if (load is None or name in load) and name not in disable_:
-            enable(name, _warn=True)
+    with _LOCK:
+        new = []
+        for ep in sorted(eps, key=_entry_point_order):
+            dist = getattr(ep, "dist", None)
+            dist_name = _dist_name(ep)
+            holder = _PLUGINS.get(ep.name)
+            if holder is None:
+                listed = ep.name
+            elif holder.entry_point is not None and holder.dist == dist_name:
+                continue  # found by an earlier discover()
+            else:
+                # another distribution's plugin of the same name: listed under a qualified name, not dropped
+                listed = f"{dist_name or ep.module}:{ep.name}"
+                if listed in _PLUGINS:
+                    continue
+                first = (f"declared by two distributions: {holder.dist} and {dist_name}; {ep.name!r} is "
+                         f"{holder.dist}'s (the distribution whose name sorts first)" if holder.entry_point else
+                         f"of {dist_name} is taken by a plugin registered in this process")
+                warnings.warn(f"tensorplug: the plugin name {ep.name!r} is {first}; {dist_name}'s is listed as "
+                              f"{listed!r} and is enabled only if TENSORPLUG_LOAD_PLUGINS names it",
+                              RuntimeWarning, stacklevel=2)
+            _PLUGINS[listed] = PluginInfo(listed, dist_name, dist.version if dist else None, entry_point=ep)
+            new.append(listed)
+        unknown = sorted(set(load or ()) - set(_PLUGINS))
+        if unknown:
+            warnings.warn(f"tensorplug: TENSORPLUG_LOAD_PLUGINS names plugins that are not installed: "
+                          f"{', '.join(unknown)} (installed: {', '.join(sorted(_PLUGINS)) or 'none'})",
+                          RuntimeWarning, stacklevel=2)
+        # only new plugins: calling discover() again must not re-enable what the user disabled
+        selected = [name for name in new if name not in disable_ and (
+            name in load if load is not None else _PLUGINS[name].name == _PLUGINS[name].entry_point.name)]
+        try:
+            _enable_all(selected)
+        except KeyboardInterrupt:
+            # forget the plugins the interrupt kept from being tried, so the next discovery finds them
+            for name in selected:
+                if _PLUGINS[name].state == "disabled":
+                    del _PLUGINS[name]
+            raise
+
+
+def _enable_all(names):
+    """Enable plugins ``names`` (discovery's), each after the plugins it needs.
+
+    Name order first. A plugin that fails is tried again after every round in
+    which another got enabled: it may register kernels for a backend, key,
+    dtype or operator that a plugin later in name order provides. One that
+    still fails is marked failed with a warning; while some plugin is pending
+    (its module still importing), it waits as pending too, and is tried again
+    when they complete. A KeyboardInterrupt is re-raised (the plugin's
+    registrations undone).
+    """
+    with _LOCK:
+        waiting = builtins.list(names)
+        while waiting:
+            failed, progress = [], False
+            for name in waiting:
+                try:
+                    info = enable(name)
+                except KeyboardInterrupt:
+                    raise
+                except BaseException:  # noqa: BLE001 - SystemExit included: recorded on the info
+                    failed.append(name)
+                    continue
+                progress = progress or info.state == "enabled"
+            waiting = failed
+            if not progress:
+                break
+        pending = any(i.state == "pending" for i in builtins.list(_PLUGINS.values()))
+        for name in waiting:
+            info = _PLUGINS[name]
+            if pending:
+                info.state = "pending"  # its error stays on the info until the retry
+                _PENDING[0] = True
+            else:
+                warnings.warn(f"tensorplug: plugin {name!r} failed to load and is skipped: {info.error}",
+                              RuntimeWarning, stacklevel=3)
 
 
 def register(obj, name, *, enable_now=True):
     """Add an in-process plugin (an object or module with hook implementations)."""
-    if name in _PLUGINS:
-        raise ValueError(f"a plugin named {name!r} is already known")
-    _PLUGINS[name] = PluginInfo(name, obj=obj, version=getattr(obj, "__version__", None))
-    if enable_now:
-        enable(name)
-    return _PLUGINS[name]
+    with _LOCK:
+        if name in _PLUGINS:
+            raise ValueError(f"a plugin named {name!r} is already known")
+        _PLUGINS[name] = PluginInfo(name, obj=obj, version=getattr(obj, "__version__", None))
+        if enable_now:
+            enable(name)
+        return _PLUGINS[name]
 
 
 def forget(name):
     """Disable and drop an in-process plugin from the listing."""
-    if name in _PLUGINS:
-        disable(name)
-        del _PLUGINS[name]
+    with _LOCK:
+        if name in _PLUGINS:
+            disable(name)
+            del _PLUGINS[name]
 
 
 def _call(name, hook, **kwargs):
@@ -152,12 +238,18 @@ def _call(name, hook, **kwargs):
     return out
 
 
-def enable(name, _warn=False):
+def enable(name):
     """Enable plugin ``name``: register its keys, dtypes, backends, kernels and names.
 
-    Raises if it fails (after undoing what it registered), except during
-    discovery, where the failure becomes a warning and a ``failed`` entry.
+    Raises if it fails, whatever it raises (SystemExit and KeyboardInterrupt
+    included), after undoing what it registered and marking it ``failed``.
+    Discovery turns the failure into a warning instead (see :func:`_enable_all`).
     """
+    with _LOCK:
+        return _enable(name)
+
+
+def _enable(name):
     info = _PLUGINS.get(name)
     if info is None:
         raise ValueError(f"unknown plugin {name!r}; known: {sorted(_PLUGINS)}")
@@ -202,15 +294,11 @@ def enable(name, _warn=False):
                     NAMESPACE_OWNER[pub] = name
                     NAME_PROVIDERS[pub] = name
                     info.names.append(pub)
-    except Exception as e:
+    except BaseException as e:  # SystemExit and KeyboardInterrupt too: never half a plugin
         _undo(name, info)
         info.state = "failed"
         info.error = f"{type(e).__name__}: {e}"
         info.traceback = traceback.format_exc()
-        if _warn:
-            warnings.warn(f"tensorplug: plugin {name!r} failed to load and is skipped: {info.error}",
-                          RuntimeWarning, stacklevel=2)
-            return info
         raise
     info.state = "enabled"
     info.error = None
@@ -233,16 +321,15 @@ def complete_pending():
     name) and by the listing. Returns whether any plugin got enabled, so the
     caller knows a retry can succeed. Costs one truth test when none is pending.
     """
-    if not _PENDING:
+    if not _PENDING[0]:
         return False
-    done = False
-    for info in builtins.list(_PLUGINS.values()):
-        if info.state == "pending" and not _initializing(info.entry_point):
-            info.state = "disabled"
-            enable(info.name, _warn=True)
-            done = done or info.state == "enabled"
-    _PENDING[0] = any(i.state == "pending" for i in _PLUGINS.values())
-    return done
+    with _LOCK:
+        ready = [i.name for i in builtins.list(_PLUGINS.values())
+                 if i.state == "pending" and not _initializing(i.entry_point)]
+        # a plugin waiting on another that is still importing fails again and waits again
+        _enable_all(ready)
+        _PENDING[0] = any(i.state == "pending" for i in builtins.list(_PLUGINS.values()))
+        return any(_PLUGINS[n].state == "enabled" for n in ready if n in _PLUGINS)
 
 
 def _check_public_name(pub):
@@ -296,19 +383,21 @@ def _undo(name, info):
 
 def disable(name):
     """Disable plugin ``name``: its keys, backends, kernels and public names disappear."""
-    info = _PLUGINS.get(name)
-    if info is None:
-        raise ValueError(f"unknown plugin {name!r}; known: {sorted(_PLUGINS)}")
-    if info.state == "enabled":
-        _undo(name, info)
-    info.state = "disabled"
-    return info
+    with _LOCK:
+        info = _PLUGINS.get(name)
+        if info is None:
+            raise ValueError(f"unknown plugin {name!r}; known: {sorted(_PLUGINS)}")
+        if info.state == "enabled":
+            _undo(name, info)
+        info.state = "disabled"
+        return info
 
 
 def list():
     """Every known plugin (enabled, disabled or failed), as :class:`PluginInfo` records."""
     complete_pending()
-    return [_PLUGINS[k] for k in sorted(_PLUGINS)]
+    plugins = dict(_PLUGINS)  # a copy: another thread may register one meanwhile
+    return [plugins[k] for k in sorted(plugins)]
 
 
 def get(name):

@@ -20,11 +20,14 @@ loads as a flat ``{name: tensor}`` dict.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
+import signal
+import stat
 import sys
-import tempfile
+import threading
 
 import numpy as np
 
@@ -38,6 +41,7 @@ __all__ = ["save", "load"]
 STRUCTURE_KEY = "tensorplug.structure"
 FORMAT_VERSION = 1
 MAX_HEADER_SIZE = 100_000_000  # the reference implementation's limit
+MAX_DIMS = 64  # numpy's limit on an array's dimensions
 
 _CODES = {_dt.bool: "BOOL", _dt.uint8: "U8", _dt.int8: "I8", _dt.int16: "I16", _dt.int32: "I32",
           _dt.int64: "I64", _dt.float16: "F16", _dt.bfloat16: "BF16", _dt.float32: "F32", _dt.float64: "F64"}
@@ -114,13 +118,25 @@ def save(obj, f):
     """Save ``obj`` (a tensor, or dicts / lists / tuples of tensors and plain values) to ``f`` as safetensors.
 
     ``f`` is a path or a binary file object. Saving to a path writes a
-    temporary file next to it and renames it into place, so an interrupted
-    save never leaves a half-written file. A tensor object that appears
-    several times is stored once and loads back as one object; distinct
-    tensors that merely share memory (views) are stored separately. Devices
-    and ``requires_grad`` are not stored. A flat ``{str: tensor}`` dict gives
-    a file whose tensor names are the dict's keys, readable by any
-    safetensors reader.
+    temporary file (``.tensorplug-save-*``) in the target's directory and
+    renames it into place, so an interrupted save leaves the previous file
+    intact, never a half-written one. The file gets the mode ``open()``
+    would give it: a new file's follows the umask, an existing file keeps
+    its mode (and, where permitted, its owner), a read-only one is refused
+    with PermissionError, and a symbolic link is written through (the link
+    stays, its target gets the content). The temporary file is removed when
+    the save raises (KeyboardInterrupt included) and, in the main thread,
+    when a SIGTERM, SIGHUP or SIGINT whose action is to end the process
+    arrives: the save removes the file, then the signal ends the process as
+    it would have. SIGKILL, a crash, a power loss, or a signal that arrives
+    while another thread is saving can leave the temporary file behind (the
+    target itself stays intact); it is safe to delete.
+
+    A tensor object that appears several times is stored once and loads
+    back as one object; distinct tensors that merely share memory (views)
+    are stored separately. Devices and ``requires_grad`` are not stored. A
+    flat ``{str: tensor}`` dict gives a file whose tensor names are the
+    dict's keys, readable by any safetensors reader.
     """
     enc = _Encoder()
     tree = enc.encode(obj, ())
@@ -147,15 +163,111 @@ def save(obj, f):
     if hasattr(f, "write"):
         write(f)
         return
-    path = os.fspath(f)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".tensorplug-save-")
+    path = _target(os.fspath(f))
+    with _RemoveOnSignal() as guard:
+        try:
+            out = _create_temporary(path, guard)
+            with out:
+                write(out)
+            os.replace(guard.path, path)
+            guard.path = None
+        except BaseException:
+            if guard.path is not None:
+                try:
+                    os.unlink(guard.path)
+                except FileNotFoundError:
+                    pass
+            raise
+
+
+def _target(path):
+    """The file a save to ``path`` replaces: the end of its chain of symbolic links (``open()`` writes
+    through them), after checking what ``open()`` would check."""
+    real = os.path.realpath(path)
+    if os.path.islink(real):  # realpath gives up on a loop
+        raise OSError(errno.ELOOP, "Too many levels of symbolic links", path)
+    if os.path.isdir(real):
+        raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
+    if os.path.exists(real) and not os.access(real, os.W_OK):
+        raise PermissionError(errno.EACCES, "Permission denied", path)
+    return real
+
+
+def _create_temporary(path, guard):
+    """A new temporary file next to ``path``, open for writing, its name in ``guard.path``.
+
+    ``os.open`` with mode 0o666 lets the umask (and a default ACL) decide the mode, as ``open()``
+    does; a file being replaced passes on its own mode and, where permitted, its owner.
+    """
+    folder = os.path.dirname(path)
     try:
-        with os.fdopen(fd, "wb") as out:
-            write(out)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    while True:
+        # named before it exists, so a signal arriving as it is created finds the name to remove
+        guard.path = os.path.join(folder, f".tensorplug-save-{os.urandom(8).hex()}")
+        try:
+            fd = os.open(guard.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+            break
+        except FileExistsError:
+            guard.path = None
+    out = os.fdopen(fd, "wb")
+    if st is not None:
+        try:
+            if hasattr(os, "fchown") and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
+                os.fchown(fd, st.st_uid, st.st_gid)
+        except OSError:
+            pass  # only root may give a file away: the new file is the saver's, as a new file would be
+        if os.chmod in os.supports_fd:
+            os.chmod(fd, stat.S_IMODE(st.st_mode))
+        else:
+            os.chmod(guard.path, stat.S_IMODE(st.st_mode))
+    return out
+
+
+# signals whose default action ends the process without running Python code: a save in the main
+# thread catches them while its temporary file exists
+_ENDING_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGINT") if hasattr(signal, name))
+
+
+class _RemoveOnSignal:
+    """While a save writes its temporary file (named in ``path``): a signal of :data:`_ENDING_SIGNALS`
+    whose action is the default one removes the file, then ends the process as it would have.
+
+    Only the main thread can install handlers; a handler the program installed (Python's
+    KeyboardInterrupt for SIGINT, say) is left alone, since the save's cleanup runs when it raises.
+    The previous handlers are restored on exit.
+    """
+
+    def __init__(self):
+        self.path = None
+        self.saved = {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in _ENDING_SIGNALS:
+                try:
+                    if signal.getsignal(sig) is signal.SIG_DFL:
+                        self.saved[sig] = signal.signal(sig, self._handle)
+                except (ValueError, OSError):  # not the main interpreter
+                    pass
+        return self
+
+    def __exit__(self, *exc):
+        for sig, previous in self.saved.items():
+            signal.signal(sig, previous)
+        return False
+
+    def _handle(self, signum, frame):
+        if self.path is not None:
+            try:
+                os.unlink(self.path)
+            except OSError:
+                pass
+        self.path = None
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
 
 
 # -- loading --------------------------------------------------------------------------------------
@@ -220,20 +332,30 @@ class _Reader:
             if name == "__metadata__":
                 continue
             if not isinstance(info, dict) or not {"dtype", "shape", "data_offsets"} <= info.keys():
-                self.fail(f"corrupt header: the entry of tensor {name!r} lacks dtype, shape or data_offsets")
+                self.fail(f"corrupt header: the entry of tensor {_brief(name)} lacks dtype, shape or "
+                          "data_offsets")
             code, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
+            if code.__class__ is not str:  # a list or object would be unhashable below
+                self.fail(f"corrupt header: tensor {_brief(name)} has an invalid dtype {_brief(code)}")
             if code in _UNSUPPORTED:
-                self.fail(f"tensor {name!r} has dtype {code}, which tensorplug does not support")
+                self.fail(f"tensor {_brief(name)} has dtype {code}, which tensorplug does not support")
             if code not in _DTYPES:
-                self.fail(f"corrupt header: tensor {name!r} has an unknown dtype {code!r}")
+                self.fail(f"corrupt header: tensor {_brief(name)} has an unknown dtype {_brief(code)}")
             if not isinstance(shape, list) or not all(_is_count(s) for s in shape):
-                self.fail(f"corrupt header: tensor {name!r} has an invalid shape {shape!r}")
+                self.fail(f"corrupt header: tensor {_brief(name)} has an invalid shape {_brief(shape)}")
             if (not isinstance(offsets, list) or len(offsets) != 2 or not all(_is_count(o) for o in offsets)
                     or offsets[0] > offsets[1]):
-                self.fail(f"corrupt header: tensor {name!r} has invalid data_offsets {offsets!r}")
+                self.fail(f"corrupt header: tensor {_brief(name)} has invalid data_offsets {_brief(offsets)}")
             dtype = _DTYPES[code]
+            # a zero-size tensor's other dimensions are bounded by nothing in the file: check them against
+            # what an array can have, as the sizes of other tensors are checked against the data below
+            if len(shape) > MAX_DIMS:
+                self.fail(f"tensor {_brief(name)} has {len(shape)} dimensions; at most {MAX_DIMS} are supported")
+            if math.prod(s for s in shape if s) * dtype.itemsize > sys.maxsize:
+                self.fail(f"corrupt header: tensor {_brief(name)} has a shape {_brief(shape)} too large for "
+                          "any array")
             if math.prod(shape) * dtype.itemsize != offsets[1] - offsets[0]:
-                self.fail(f"corrupt header: tensor {name!r} of dtype {code} and shape {shape} needs "
+                self.fail(f"corrupt header: tensor {_brief(name)} of dtype {code} and shape {shape} needs "
                           f"{math.prod(shape) * dtype.itemsize} bytes but its data_offsets {offsets} span "
                           f"{offsets[1] - offsets[0]}")
             out.append((name, dtype, tuple(shape), offsets[0], offsets[1]))
@@ -241,8 +363,8 @@ class _Reader:
         end = 0
         for name, _, _, b, e in out:
             if b != end:
-                self.fail(f"corrupt header: the data of tensor {name!r} starts at byte {b} of the data section, "
-                          f"expected {end} (tensors must be packed without gaps or overlaps)")
+                self.fail(f"corrupt header: the data of tensor {_brief(name)} starts at byte {b} of the data "
+                          f"section, expected {end} (tensors must be packed without gaps or overlaps)")
             end = e
         if end > self.data_size:
             self.fail(f"truncated: the header describes {end} bytes of tensor data but the file holds "
@@ -267,26 +389,35 @@ def _is_count(x):
     return x.__class__ is int and x >= 0
 
 
-def _decode(node, tensors, fail):
-    """Rebuild the saved object from its structure tree (``tensors``: name -> loaded tensor)."""
+def _brief(x):
+    """``repr(x)`` of a value read from a file, cut short: a hostile header may hold megabytes."""
+    text = repr(x)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _decode(node, tensors, fail, used):
+    """Rebuild the saved object from its structure tree (``tensors``: name -> loaded tensor; the names
+    placed are added to ``used``)."""
     if node is None or node.__class__ in (bool, int, float, str):
         return node
     if node.__class__ is list:
-        return [_decode(v, tensors, fail) for v in node]
+        return [_decode(v, tensors, fail, used) for v in node]
     if node.__class__ is dict and len(node) == 1:
         (tag, value), = node.items()
         if tag == "$tensor" and value.__class__ is str:
             if value not in tensors:
-                fail(f"corrupt metadata: the structure refers to a tensor {value!r} that the file does not hold")
+                fail(f"corrupt metadata: the structure refers to a tensor {_brief(value)} that the file does "
+                     "not hold")
+            used.add(value)
             return tensors[value]
         if tag == "$tuple" and value.__class__ is list:
-            return tuple(_decode(v, tensors, fail) for v in value)
+            return tuple(_decode(v, tensors, fail, used) for v in value)
         if tag == "$dict" and value.__class__ is list:
             out = {}
             for pair in value:
                 if pair.__class__ is not list or len(pair) != 2:
                     fail("corrupt metadata: a dict entry in the structure is not a [key, value] pair")
-                out[_decode_key(pair[0], fail)] = _decode(pair[1], tensors, fail)
+                out[_decode_key(pair[0], fail)] = _decode(pair[1], tensors, fail, used)
             return out
         if tag == "$float" and value in ("nan", "inf", "-inf"):
             return float(value)
@@ -325,7 +456,9 @@ def _load_from(fobj, label, dev, from_host):
     r = _Reader(fobj, str(label))
     header = r.read_header()
     entries = r.entries(header)
-    meta = header.get("__metadata__", {})
+    meta = header.get("__metadata__")
+    if meta is None:  # absent, or null: the reference reader accepts both
+        meta = {}
     if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
         r.fail("corrupt header: __metadata__ must map strings to strings")
     structure = None
@@ -344,7 +477,15 @@ def _load_from(fobj, label, dev, from_host):
     tensors = {name: from_host(r.read_array(dtype, shape, b), dtype, dev) for name, dtype, shape, b, _ in entries}
     if structure is None:
         return tensors
+    used = set()
     try:
-        return _decode(structure["tree"], tensors, r.fail)
+        obj = _decode(structure["tree"], tensors, r.fail, used)
     except RecursionError:
         r.fail("corrupt metadata: the structure is nested too deeply")
+    if len(used) < len(tensors):
+        # a tool that added tensors but kept tensorplug's metadata: returning the structure would drop them
+        lost = [name for name in tensors if name not in used]
+        r.fail(f"corrupt metadata: the structure does not place the tensor{'s' if len(lost) > 1 else ''} "
+               f"{', '.join(_brief(n) for n in lost[:5])}{', ...' if len(lost) > 5 else ''} that the file holds "
+               "(was it changed after tensorplug wrote it?); a safetensors reader loads every tensor by name")
+    return obj

@@ -369,7 +369,7 @@ def _lazy_kernel(info):
 
     def first_call(ks, *args):
         real = make_autograd_kernel(info)
-        for reg in op.table.values():
+        for reg in tuple(op.table.values()):  # a copy: another thread may register meanwhile
             if reg.kernel is first_call:
                 reg.kernel = real
         op.cache.clear()

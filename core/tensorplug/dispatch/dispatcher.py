@@ -28,6 +28,7 @@ every in-place call counts one write however it reaches the backend.
 from __future__ import annotations
 
 import functools
+import itertools
 import keyword
 import numbers
 import threading
@@ -169,17 +170,23 @@ def exclude_keys(*keys):
 # Registrations
 # --------------------------------------------------------------------------
 class Registration:
-    """One kernel or fallback in a table: who registered it and how to call it."""
+    """One kernel or fallback in a table: who registered it and how to call it.
 
-    __slots__ = ("kernel", "key", "backend", "owner", "with_keyset", "library")
+    ``override``: registered with ``allow_override=True``, so it stays in force over
+    a registration of the same slot that comes later without it (a plugin enabled again
+    after a user replaced its kernel).
+    """
 
-    def __init__(self, kernel, key, backend, owner, with_keyset, library):
+    __slots__ = ("kernel", "key", "backend", "owner", "with_keyset", "library", "override")
+
+    def __init__(self, kernel, key, backend, owner, with_keyset, library, override=False):
         self.kernel = kernel
         self.key = key
         self.backend = backend
         self.owner = owner
         self.with_keyset = with_keyset
         self.library = library
+        self.override = override
 
     @property
     def runtime_name(self):
@@ -210,9 +217,21 @@ def _dense_fallback(kernel, op, ks, *args):
     return kernel(op, ks, *args)
 
 
+# A new value after every registration change, before the caches are cleared: a resolution that
+# began before a change must not store what it found (see OpOverload._resolve). Each value comes
+# from a counter (whose next() is atomic), so no two changes write the same one, even in two threads.
+_GENERATION = [0]
+_TICKS = itertools.count(1)
+
+
+def _changed():
+    _GENERATION[0] = next(_TICKS)
+
+
 def invalidate_caches():
     """Forget every operator's resolved kernels (after any registration change)."""
-    for op in OPS.values():
+    _changed()
+    for op in tuple(OPS.values()):  # a copy: another thread may define an operator meanwhile
         op.cache.clear()
     _backend.clear_device_caches()
 
@@ -221,11 +240,20 @@ REGISTRY.listeners.append(invalidate_caches)
 
 
 def _push(stacks, table, slot, reg, allow_override, what):
-    """Put ``reg`` in force at ``slot``, keeping the ones it overrides underneath."""
+    """Put ``reg`` in force at ``slot``, keeping the ones it overrides underneath.
+
+    Without ``allow_override``, a slot that holds only overrides takes ``reg`` beneath them: the
+    kernel they replaced is coming back (its plugin enabled again), and they stay in force.
+    """
     stack = stacks.setdefault(slot, [])
     if stack and not allow_override:
-        raise RuntimeError(f"{what} is already registered by {stack[-1].owner!r}; "
-                           f"pass allow_override=True to replace it")
+        plain = [r for r in stack if not r.override]
+        if plain:
+            raise RuntimeError(f"{what} is already registered by {plain[-1].owner!r}; "
+                               f"pass allow_override=True to replace it")
+        stack.insert(0, reg)
+        return
+    reg.override = allow_override
     stack.append(reg)
     table[slot] = reg
 
@@ -319,8 +347,14 @@ class OpOverload:
         return k(*args)
 
     def _resolve(self, ks):
+        # Another thread may change the registrations meanwhile (disable a plugin): every change
+        # bumps the generation, then clears the cache. Checking after the store means a kernel
+        # found before a change is either cleared by it or taken out again here.
+        gen = _GENERATION[0]
         k = self._resolve_uncached(ks)
         self.cache[ks] = k
+        if _GENERATION[0] != gen:
+            self.cache.pop(ks, None)
         return k
 
     def _resolve_uncached(self, ks):
@@ -350,7 +384,7 @@ class OpOverload:
             if self._bumper is not None and fkey is _keys.Dense and prov in ("kernel", "fallback"):
                 return self._bumper(k)
             if fkey is _keys.Dense and prov == "composite" and any(
-                    key == "Autograd" for key, _ in self.table):
+                    key == "Autograd" for key, _ in tuple(self.table)):
                 # the op's own Autograd kernel has recorded it: the ops it decomposes into
                 # here must not be recorded again (PyTorch's AutoDispatchBelowAutograd)
                 return _below_autograd(self, k)
@@ -411,7 +445,7 @@ class OpOverload:
             typ = getattr(dev, "type", None)
             if typ is not None and typ not in BACKENDS:
                 raise no_backend_error(typ)
-        have = sorted({r.runtime_name for r in self.table.values()})
+        have = sorted({r.runtime_name for r in tuple(self.table.values())})
         # a backend whose plugin was disabled no longer resolves, but its tensors still carry its bit
         bname = backend.name if backend is not None else REGISTRY.retired_backend(ks)
         if fkey is None:
@@ -450,10 +484,12 @@ class OpOverload:
         _push(self._stacks, self.table, slot, reg, allow_override,
               f"a kernel for '{self.qualname}' at dispatch key '{reg.runtime_name}'")
         KERNEL_PROVIDERS[(self.qualname, reg.key, reg.backend)] = reg.owner
+        _changed()
         self.cache.clear()
 
     def _unregister(self, reg):
         _pop(self._stacks, self.table, (reg.key, reg.backend), reg)
+        _changed()
         self.cache.clear()
 
     def dispatch_table(self):

@@ -7,32 +7,42 @@
 
 Every registration is owned by the plugin that was being loaded when the
 library was created (or by ``"user"``); disabling that plugin destroys its
-libraries, which removes their operators, kernels and fallbacks.
+libraries, which removes their operators, kernels and fallbacks. The owner is
+per thread: a library created in one thread while another thread enables a
+plugin is not that plugin's (nor is one a plugin's hook creates in a thread of
+its own).
 """
 
 from __future__ import annotations
+
+import threading
 
 from . import dispatcher as _d
 from .keys import REGISTRY, ALIAS_KEYS
 from .schema import parse_schema
 from .._warn import warn_user  # noqa: F401  (for plugins: warnings at the user's line)
 
-_current_owner = ["user"]
+
+class _Owner(threading.local):
+    name = "user"  # who owns the libraries this thread creates
+
+
+_owner = _Owner()
 LIBRARIES: list = []
 
 
 class owner_scope:
-    """Context manager: libraries created inside belong to plugin ``name``."""
+    """Context manager: libraries the calling thread creates inside belong to plugin ``name``."""
 
     def __init__(self, name):
         self.name = name
 
     def __enter__(self):
-        self.saved = _current_owner[0]
-        _current_owner[0] = self.name
+        self.saved = _owner.name
+        _owner.name = self.name
 
     def __exit__(self, *exc):
-        _current_owner[0] = self.saved
+        _owner.name = self.saved
         return False
 
 
@@ -45,7 +55,7 @@ def parse_dispatch_key(name):
         return name, None
     if name in REGISTRY.backend_by_name:
         return "Dense", name
-    for fname, fkey in REGISTRY.functionality.items():
+    for fname, fkey in tuple(REGISTRY.functionality.items()):  # a copy: a plugin may add a key meanwhile
         if fkey.per_backend and name.startswith(fname):
             rest = name[len(fname):]
             if rest in REGISTRY.backend_by_name:
@@ -77,7 +87,7 @@ class Library:
         self.ns = ns
         self.kind = kind
         self.dispatch_key = dispatch_key
-        self.owner = _current_owner[0]
+        self.owner = _owner.name
         self._ops: list = []
         self._regs: list = []       # (op, registration)
         self._fallbacks: list = []  # registrations
@@ -156,7 +166,7 @@ class Library:
             _d.unregister_fallback(reg)
         for op in self._ops:
             _d.undefine_op(op)
-            for other in LIBRARIES:
+            for other in tuple(LIBRARIES):
                 if other is not self:
                     other._regs = [r for r in other._regs if r[0] is not op]
         self._regs, self._fallbacks, self._ops = [], [], []

@@ -18,7 +18,7 @@ def primitives():
     for qualname, op in operators().items():
         if not qualname.startswith("tensorplug::"):
             continue
-        if any(key in _COMPOSITES for key, _ in op.table):
+        if any(key in _COMPOSITES for key, _ in tuple(op.table)):
             continue
         out[op.schema.full_name] = op
     return dict(sorted(out.items()))

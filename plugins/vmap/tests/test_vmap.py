@@ -521,3 +521,30 @@ def test_vmap_and_per_sample_grads_on_every_backend(device, plugin):
     expected = tp.stack([grad(loss)(w, x[i]) for i in range(5)])
     assert per_sample.shape == (5, 4, 3) and per_sample.device.type == tp.device(device).type
     close(per_sample.cpu(), expected, 1e-5)
+
+
+def test_a_users_batching_rule_survives_disabling_and_enabling_vmap():
+    # the user's rule overrides vmap's own (allow_override): vmap enabled again goes beneath it
+    from tensorplug.library import LIBRARIES
+    before = list(LIBRARIES)
+    calls = []
+
+    @register_batching_rule("tensorplug::neg")
+    def rule(ctx, op, vals, bdims, args):
+        calls.append(bdims[0])
+        return op.positional(vals[0]), bdims[0]
+
+    mine = [lib for lib in LIBRARIES if lib not in before]
+    x = rnd(3, 2)
+    try:
+        tp.plugins.disable("vmap")
+        tp.plugins.enable("vmap")  # raised: a kernel for 'tensorplug::neg' at 'Batched' is registered by 'user'
+        close(tp.vmap(tp.neg)(x), -x)
+        assert calls == [0]
+    finally:
+        for lib in mine:
+            lib._destroy()
+        if not tp.plugins.is_enabled("vmap"):
+            tp.plugins.enable("vmap")
+    close(tp.vmap(tp.neg)(x), -x)  # vmap's own rule is back
+    assert calls == [0]
