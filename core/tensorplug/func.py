@@ -27,12 +27,13 @@ __all__ = ["grad", "grad_and_value", "vjp", "jacrev", "hessian", "vmap"]
 def _prepare(x):
     if not isinstance(x, Tensor):
         raise TypeError(f"expected a Tensor argument to differentiate, got {type(x).__name__}")
+    if x._requires_grad:
+        # history at its own level (an outer grad, also of a wrapper inside vmap): stay connected
+        return x.view_as(x), True
     leaf = getattr(x, "_grad_leaf", None)
     if leaf is not None:
         # a transform's wrapper (grad inside vmap) becomes a leaf at its own level only
         return leaf()
-    if x.requires_grad:
-        return x.view_as(x), True
     return x.detach().requires_grad_(True), False
 
 
