@@ -131,3 +131,108 @@ def test_vmap_of_nested_grad_matches_torch_func(name):
     inner = lambda lib: (lambda x: lib.func.grad(f)(x)[0, 0])  # noqa: E731
     _close(tp.vmap(F.grad(inner(tp)))(tp.from_numpy(xs)), tf.vmap(tf.grad(inner(torch)))(torch.from_numpy(xs)))
     _close(tp.vmap(F.jacrev(F.grad(f)))(tp.from_numpy(xs)), tf.vmap(tf.jacrev(tf.grad(f)))(torch.from_numpy(xs)))
+
+
+# -- pytrees: jacrev and hessian over tuples, lists, dicts; argnums, has_aux, chunk_size --------------
+def _tree(L, tree):
+    if isinstance(tree, np.ndarray):
+        return L.from_numpy(tree.copy())
+    if isinstance(tree, dict):
+        return {k: _tree(L, v) for k, v in tree.items()}
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_tree(L, v) for v in tree)
+    return tree
+
+
+def _same(ours, theirs, path="result"):
+    if isinstance(theirs, torch.Tensor):
+        assert isinstance(ours, tp.Tensor), (path, type(ours))
+        assert tuple(ours.shape) == tuple(theirs.shape), (path, ours.shape, theirs.shape)
+        assert ours.requires_grad == theirs.requires_grad, path
+        np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), rtol=1e-9, atol=1e-9, err_msg=path)
+        return
+    assert type(ours) is type(theirs), (path, type(ours), type(theirs))
+    if isinstance(theirs, dict):
+        assert list(ours) == list(theirs), path
+        for k in theirs:
+            _same(ours[k], theirs[k], f"{path}[{k!r}]")
+    elif isinstance(theirs, (tuple, list)):
+        assert len(ours) == len(theirs), path
+        for i, (o, t) in enumerate(zip(ours, theirs)):
+            _same(o, t, f"{path}[{i}]")
+    else:
+        assert ours == theirs, path
+
+
+def _both(run):
+    try:
+        theirs = run(torch)
+    except Exception as e:  # noqa: BLE001 - the oracle's error is the expectation
+        with pytest.raises(type(e)) as info:
+            run(tp)
+        assert str(info.value) == str(e), (str(info.value), str(e))
+        return
+    _same(run(tp), theirs)
+
+
+R = np.random.default_rng(4)
+P = {"w": R.standard_normal((3, 2)), "b": R.standard_normal(2)}
+A, C = R.standard_normal(3), R.standard_normal(2)
+
+JACREV_CASES = {
+    "dict_in_dict_out": (lambda L, p: {"y": p["w"].sum(0) * p["b"], "z": p["b"].exp()}, dict(), (P,)),
+    "tuple_argnums": (lambda L, x, y: (x * y.sum(), y ** 2), dict(argnums=(0, 1)), (A, C)),
+    "argnums_second_with_a_non_tensor_first": (lambda L, n, x: x * n, dict(argnums=1), (3.0, A)),
+    "list_output": (lambda L, x: [x.sin(), x[1:] * x[0]], dict(), (A,)),
+    "nested_input": (lambda L, t: t[0] * t[1]["c"].sum(), dict(), ((A, {"c": C}),)),
+    "scalar_output": (lambda L, p: (p["w"] @ p["b"]).sum(), dict(), (P,)),
+    "has_aux": (lambda L, x: (x.sin() * x[0], {"a": x * 2}), dict(has_aux=True), (A,)),
+    "chunk_size_1": (lambda L, p: (p["w"] * p["b"], p["b"].sum()), dict(chunk_size=1), (P,)),
+    "chunk_size_4": (lambda L, p: (p["w"] * p["b"], p["b"].sum()), dict(chunk_size=4), (P,)),
+    "chunk_size_large": (lambda L, p: (p["w"] * p["b"], p["b"].sum()), dict(chunk_size=100), (P,)),
+    "output_independent_of_input": (lambda L, x, y: y * 2, dict(argnums=(0, 1)), (A, C)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(JACREV_CASES))
+def test_jacrev_over_pytrees_matches_torch_func(name):
+    f, kw, data = JACREV_CASES[name]
+    _both(lambda L: L.func.jacrev(lambda *a: f(L, *a), **kw)(*_tree(L, data)))
+
+
+HESSIAN_CASES = {
+    "dict": (lambda L, p: ((p["w"] @ p["b"]) ** 3).sum() * p["b"][0], dict(), (P,)),
+    "tuple_argnums": (lambda L, x, y: (x.sin() * y.sum() ** 2).sum() * x[0], dict(argnums=(0, 1)), (A, C)),
+    "tuple_input": (lambda L, t: (t[0] ** 2).sum() * t[1][1], dict(), ((A, C),)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HESSIAN_CASES))
+def test_hessian_over_pytrees_matches_torch_func(name):
+    f, kw, data = HESSIAN_CASES[name]
+    _both(lambda L: L.func.hessian(lambda *a: f(L, *a), **kw)(*_tree(L, data)))
+
+
+JACREV_ERRORS = {
+    "chunk_size_zero": lambda L: L.func.jacrev(lambda x: x, chunk_size=0),
+    "chunk_size_negative": lambda L: L.func.jacrev(lambda x: x, chunk_size=-2),
+    "non_tensor_output": lambda L: L.func.jacrev(lambda x: 3)(_tree(L, A)),
+    "aux_not_a_pair": lambda L: L.func.jacrev(lambda x: x, has_aux=True)(_tree(L, A)),
+    "argnums_out_of_range": lambda L: L.func.jacrev(lambda x: x, argnums=1)(_tree(L, A)),
+    "hessian_argnums_out_of_range": lambda L: L.func.hessian(lambda x: x.sum(), argnums=1)(_tree(L, A)),
+    "non_tensor_input": lambda L: L.func.jacrev(lambda x: x)(3.0),
+    "non_tensor_leaf": lambda L: L.func.jacrev(lambda p: p["a"])({"a": _tree(L, A), "n": 1}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(JACREV_ERRORS))
+def test_jacrev_errors_match_torch_func(name):
+    _both(JACREV_ERRORS[name])
+
+
+def test_vmap_of_jacrev_and_per_sample_grads_of_a_dict():
+    xs = R.standard_normal((5, 3))
+    _both(lambda L: L.func.vmap(L.func.jacrev(lambda p, x: {"o": x @ p["w"] + p["b"]}), in_dims=(None, 0))(
+        _tree(L, P), _tree(L, xs)))
+    _both(lambda L: L.func.vmap(L.func.grad(lambda p, x: ((x @ p["w"]).tanh() * p["b"]).sum()), in_dims=(None, 0))(
+        _tree(L, P), _tree(L, xs)))
