@@ -1,4 +1,4 @@
-"""tensorplug.func's grad, grad_and_value and vjp against torch.func (skipped without torch).
+"""tensorplug.func's grad, grad_and_value, vjp and functional_call against torch.func (skipped without torch).
 
 Each case runs the same function, written once for both libraries, on the same pytrees of data: the
 results must have the same structure (container types, keys, lengths) and values, and errors the
@@ -224,3 +224,118 @@ VJP_ERRORS = {
 @pytest.mark.parametrize("name", sorted(VJP_ERRORS))
 def test_vjp_errors_match_torch_func(name):
     both(VJP_ERRORS[name])
+
+
+# -- functional_call ---------------------------------------------------------------------------------
+def _model(L):
+    """Linear -> Tanh -> Linear, and a buffer that scales the output, with the same weights in both."""
+    class Model(L.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = L.nn.Sequential(L.nn.Linear(3, 5), L.nn.Tanh(), L.nn.Linear(5, 2))
+            self.register_buffer("scale", L.ones(2, dtype=L.float64))
+
+        def forward(self, x, shift=0.0):
+            return self.net(x) * self.scale + shift
+
+    m = Model().double()
+    rng = np.random.default_rng(5)
+    for name, p in m.named_parameters():
+        p.data = L.from_numpy(rng.standard_normal(tuple(p.shape)))
+    return m
+
+
+def _params(L, m, seed=7):
+    rng = np.random.default_rng(seed)
+    return {n: L.from_numpy(rng.standard_normal(tuple(p.shape))) for n, p in m.named_parameters()}
+
+
+def test_functional_call_runs_with_given_tensors_and_restores_the_module():
+    def run(L):
+        m = _model(L)
+        before = {n: p for n, p in m.named_parameters()}
+        x = to(L, X)
+        p = _params(L, m)
+        out = L.func.functional_call(m, p, (x,))
+        single = L.func.functional_call(m, p, x)
+        kw = L.func.functional_call(m, (p, {"scale": L.full((2,), 2.0, dtype=L.float64)}), (x,), {"shift": 1.0})
+        restored = all(a is b for a, b in zip(before.values(), dict(m.named_parameters()).values()))
+        return out, single, kw, m(x), restored, sorted(n for n, _ in m.named_parameters())
+    both(run)
+
+
+def test_grad_and_per_sample_grads_over_functional_call():
+    def run(L):
+        m = _model(L)
+        p = _params(L, m)
+        t = to(L, T)
+
+        def loss(params, x, target):
+            return ((L.func.functional_call(m, params, (x,)) - target) ** 2).sum()
+        g = L.func.grad(loss)(p, to(L, X), t)
+        gv = L.func.grad_and_value(loss, argnums=(0, 1))(p, to(L, X), t)
+        return g, gv
+    both(run)
+
+
+def test_functional_call_leaves_module_parameters_out_of_the_graph():
+    def run(L):
+        m = _model(L)
+        p = {k: v.detach() for k, v in m.named_parameters()}
+        g = L.func.grad(lambda q: L.func.functional_call(m, q, (to(L, X),)).sum())(p)
+        return g, [q.grad is None for q in m.parameters()]
+    both(run)
+
+
+def _tied(L):
+    class Tied(L.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = L.nn.Linear(2, 2, bias=False).double()
+            self.b = L.nn.Linear(2, 2, bias=False).double()
+            self.b.weight = self.a.weight
+
+        def forward(self, x):
+            return self.a(x) + self.b(x)
+    return Tied()
+
+
+def test_functional_call_tied_weights():
+    x = RNG.standard_normal((3, 2))
+    w, w2 = RNG.standard_normal((2, 2)), RNG.standard_normal((2, 2))
+    both(lambda L: L.func.functional_call(_tied(L), {"a.weight": to(L, w)}, (to(L, x),)))
+    both(lambda L: L.func.functional_call(_tied(L), {"a.weight": to(L, w)}, (to(L, x),), tie_weights=False) * 0)
+    both(lambda L: L.func.functional_call(_tied(L), {"a.weight": to(L, w), "b.weight": to(L, w2)}, (to(L, x),)))
+
+
+FUNCTIONAL_CALL_ERRORS = {
+    "repeated_keys": lambda L: L.func.functional_call(_model(L), ({"scale": L.ones(2)}, {"scale": L.ones(2)}),
+                                                      (to(L, X),)),
+    "not_dicts": lambda L: L.func.functional_call(_model(L), ({"scale": L.ones(2)}, 3), (to(L, X),)),
+    "not_a_dict": lambda L: L.func.functional_call(_model(L), 3, (to(L, X),)),
+    "strict_missing_and_unexpected": lambda L: L.func.functional_call(
+        _model(L), {"scale": L.ones(2, dtype=L.float64), "bogus": L.ones(1)}, (to(L, X),), strict=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONAL_CALL_ERRORS))
+def test_functional_call_errors_match_torch_func(name):
+    both(FUNCTIONAL_CALL_ERRORS[name])
+
+
+def test_functional_call_reports_reassigned_tensors_in_the_dict():
+    def run(L):
+        class Counter(L.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("count", L.zeros((), dtype=L.float64))
+
+            def forward(self, x):
+                self.count = self.count + 1
+                return x * self.count
+
+        m = Counter()
+        state = {"count": L.full((), 5.0, dtype=L.float64)}
+        out = L.func.functional_call(m, state, (to(L, B),))
+        return out, state, m.count, [n for n, _ in m.named_buffers()]
+    both(run)

@@ -1,5 +1,5 @@
 """Functional transforms over the autograd engine, as ``torch.func``: ``grad``, ``grad_and_value``,
-``vjp``, ``jacrev``, ``hessian`` (and ``vmap`` from the plugin).
+``vjp``, ``jacrev``, ``hessian``, ``functional_call`` (and ``vmap`` from the plugin).
 
 The differentiated arguments are pytrees: tensors, or tuples, lists, dicts
 and named tuples of them, nested; results have the structure ``torch.func``
@@ -36,7 +36,7 @@ from .plugins import NAMESPACE as _NAMESPACE, complete_pending as _complete_pend
 from .plugins import missing_name_error as _missing_name_error
 from .tensor import Tensor
 
-__all__ = ["grad", "grad_and_value", "vjp", "jacrev", "hessian", "vmap"]
+__all__ = ["grad", "grad_and_value", "vjp", "jacrev", "hessian", "functional_call", "vmap"]
 
 
 # --------------------------------------------------------------------------
@@ -447,3 +447,116 @@ def hessian(func, argnums=0):
     ``jacrev(jacrev(func, argnums), argnums)``, with the structure of PyTorch's ``jacfwd(jacrev(...))``.
     Needs the tensorplug-vmap plugin."""
     return jacrev(jacrev(func, argnums), argnums)
+
+
+# --------------------------------------------------------------------------
+# functional_call
+# --------------------------------------------------------------------------
+def _untie(module, named):
+    """``named`` plus, for each given name of a tied tensor, the other names of that tensor (PyTorch's
+    ``tie_weights``); an error when tied names are given different values."""
+    everything = dict(module.named_parameters(remove_duplicate=False))
+    everything.update(module.named_buffers(remove_duplicate=False))
+    names_of = {}
+    for name, t in everything.items():
+        names_of.setdefault(id(t), set()).add(name)
+    tied = {n: names for names in names_of.values() if len(names) > 1 for n in names}
+    given = [n for n in named if n in tied]
+    for n in given:
+        names = tied[n]
+        if len(names & set(given)) > 1 and len({id(named[m]) for m in names if m in named}) != 1:
+            raise ValueError(f"functional_call got multiple values for keys {sorted(names)}, which are tied. "
+                             f"Consider using tie_weights=False")
+    out = dict(named)
+    for n in given:
+        for m in tied[n]:
+            out[m] = named[n]
+    return out
+
+
+_MISSING = object()
+
+
+def _swap(module, path, value):
+    """Put ``value`` at dotted ``path`` (parameter, buffer or plain attribute); return what was there."""
+    prefix, _, name = path.rpartition(".")
+    mod = module
+    if prefix:
+        for part in prefix.split("."):
+            try:
+                mod = getattr(mod, part)
+            except AttributeError as e:
+                raise AttributeError(f"{mod._get_name()} has no attribute `{part}`") from e
+    if value is not _MISSING and value is not None and not isinstance(value, Tensor):
+        raise TypeError(f"{value} is not an instance of tensorplug.Tensor")
+    for table in (mod._parameters, mod._buffers):
+        if name in table:
+            old = table[name]
+            if value is _MISSING:
+                del table[name]
+            else:
+                table[name] = value
+            return old
+    old = getattr(mod, name, _MISSING)
+    if value is not _MISSING:
+        setattr(mod, name, value)
+    elif old is not _MISSING:
+        delattr(mod, name)
+    return old
+
+
+def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True,
+                    strict=False):
+    """Call ``module`` with its parameters and buffers replaced by the tensors of
+    ``parameter_and_buffer_dicts`` (a dict from dotted names, or a sequence of dicts with distinct
+    keys), as PyTorch's ``torch.func.functional_call``; the module is restored afterwards.
+
+    ``args``: a tuple of positional arguments, or one argument; ``kwargs``: keyword arguments.
+    ``tie_weights``: a value given for one name of a tied tensor is used for all its names.
+    ``strict``: the names must be exactly the module's parameters and buffers.
+    """
+    if isinstance(parameter_and_buffer_dicts, dict):
+        named = parameter_and_buffer_dicts
+    elif isinstance(parameter_and_buffer_dicts, (tuple, list)):
+        if not all(isinstance(d, dict) for d in parameter_and_buffer_dicts):
+            raise ValueError("Expected all elements of parameter_and_buffer_dicts to be dictionaries")
+        counts = {}
+        for d in parameter_and_buffer_dicts:
+            for k in d:
+                counts[k] = counts.get(k, 0) + 1
+        repeated = [k for k, n in counts.items() if n > 1]
+        if repeated:
+            raise ValueError(f"{repeated} appeared in multiple dictionaries; behavior of functional call is "
+                             f"ambiguous")
+        named = {k: v for d in parameter_and_buffer_dicts for k, v in d.items()}
+    else:
+        raise ValueError(f"Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of dicts, but got "
+                         f"{type(parameter_and_buffer_dicts)}")
+    if kwargs is None:
+        kwargs = {}
+    if args is None:
+        args = ()
+    elif not isinstance(args, tuple):
+        args = (args,)
+    values = _untie(module, named) if tie_weights else named
+    if strict:
+        valid = {n for n, _ in module.named_parameters(remove_duplicate=False)}
+        valid |= {n for n, _ in module.named_buffers(remove_duplicate=False)}
+        missing, unexpected = sorted(valid - set(values)), sorted(set(values) - valid)
+        msgs = []
+        if unexpected:
+            msgs.append(f"Unexpected key(s): {', '.join(map(repr, unexpected))}.")
+        if missing:
+            msgs.append(f"Missing key(s): {', '.join(map(repr, missing))}.")
+        if msgs:
+            raise RuntimeError("Error(s) in reparametrizing for {}:\n\t{}".format(module._get_name(),
+                                                                                 "\n\t".join(msgs)))
+    originals = {}
+    try:
+        for name, value in values.items():
+            originals[name] = _swap(module, name, value)
+        return module(*args, **kwargs)
+    finally:
+        current = {name: _swap(module, name, old) for name, old in reversed(list(originals.items()))}
+        # a module that reassigned one of them (self.count = self.count + 1): the dict sees the new tensor
+        named.update({k: current[k] for k in named if k in current and current[k] is not _MISSING})

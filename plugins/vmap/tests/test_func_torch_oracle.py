@@ -236,3 +236,17 @@ def test_vmap_of_jacrev_and_per_sample_grads_of_a_dict():
         _tree(L, P), _tree(L, xs)))
     _both(lambda L: L.func.vmap(L.func.grad(lambda p, x: ((x @ p["w"]).tanh() * p["b"]).sum()), in_dims=(None, 0))(
         _tree(L, P), _tree(L, xs)))
+
+
+def test_per_sample_grads_with_functional_call():
+    w, b = R.standard_normal((2, 3)), R.standard_normal(2)
+    xs, ts = R.standard_normal((6, 3)), R.standard_normal((6, 2))
+
+    def run(L):
+        model = L.nn.Linear(3, 2).double()
+        params = {"weight": _tree(L, w), "bias": _tree(L, b)}
+
+        def loss(p, x, t):
+            return ((L.func.functional_call(model, p, (x.unsqueeze(0),)) - t) ** 2).sum()
+        return L.func.vmap(L.func.grad(loss), in_dims=(None, 0, 0))(params, _tree(L, xs), _tree(L, ts))
+    _both(run)
