@@ -496,8 +496,8 @@ def test_func_grad_and_vjp():
     x = tp.tensor([1.0, 2.0], dtype=tp.float64)
     np.testing.assert_allclose(tp.func.grad(f)(x).numpy(), [3.0, 12.0])
     np.testing.assert_allclose(tp.func.grad(lambda t: tp.func.grad(f)(t).sum())(x).numpy(), [6.0, 12.0])
-    g, aux = tp.func.grad(lambda a, b: ((a * b).sum(), "aux"), argnums=1, has_aux=True)(x, x * 2)
-    assert aux == "aux"
+    g, aux = tp.func.grad(lambda a, b: ((a * b).sum(), {"aux": a}), argnums=1, has_aux=True)(x, x * 2)
+    assert list(aux) == ["aux"] and not aux["aux"].requires_grad
     np.testing.assert_allclose(g.numpy(), [1.0, 2.0])
     out, vjp_fn = tp.func.vjp(lambda a: a * a, x)
     (v,) = vjp_fn(tp.ones(2, dtype=tp.float64))

@@ -40,7 +40,12 @@ def _span(geom):
 
 
 def _buffer(grad, *geoms):
-    return _ops.zeros((max(_span(g) for g in geoms),), grad._dtype, grad._device)
+    """Zeros covering every region of ``geoms``, of ``grad``'s kind: under a transform whose gradients
+    are a tensor subclass (vmap's batched tensors, ``jacrev`` of a function that writes through a view)
+    one buffer per example, so writing ``grad`` into a region stays per example."""
+    buf = _ops.zeros((max(_span(g) for g in geoms),), grad._dtype, grad._device)
+    hook = getattr(grad.__class__, "_batched_like", None)
+    return buf if hook is None else hook(grad, buf)
 
 
 def _region(buf, geom):

@@ -183,6 +183,13 @@ def like(t, out):
     ``out`` is the per-example result; every level ``t`` is batched at gets its
     own writable copy per example, so in-place writes of batched values into
     it work as they do in PyTorch.
+
+    The copy is always fresh memory (``clone``, not ``contiguous``): with batch
+    size 1 the expanded ``out`` is already contiguous, and a view of ``out``
+    would make an in-place write record its history on ``out`` (the view's
+    base) instead of on the value every later op reads, silently dropping that
+    write's gradient (the select/slice/index backward into fresh zeros under
+    ``jacrev`` of a scalar function, so ``hessian``).
     """
     levels = []
     v = t
@@ -190,7 +197,7 @@ def like(t, out):
         levels.append((v._level, v._value._shape[v._bdim]))
         v = v._value
     levels.reverse()  # innermost (lowest) level first: it is the outermost physical dimension
-    phys = out.expand(tuple(s for _, s in levels) + out._shape).contiguous()
+    phys = out.expand(tuple(s for _, s in levels) + out._shape).clone()
     for level, _ in levels:
         phys = wrap(phys, 0, level)
     return phys

@@ -118,8 +118,33 @@ def make_kernel(op, rule):
             if bd is LOGICAL:
                 return res
             return _rewrap(res, bd, level)
+    if op.schema.is_view:
+        kernel = _view_kernel(kernel)
     kernel.__name__ = f"batched_{op.name}"
     return kernel
+
+
+def _view_kernel(kernel):
+    """``kernel`` of a view op, whose results record the batched input as their ``_base``.
+
+    Autograd of batched tensors (``grad`` inside ``vmap``) records on the wrappers, and
+    an in-place write through a view rebases the history of the view's ``_base``
+    (``CopySlices``): without it a write through ``z[0]`` into a fresh batched ``z``
+    (``z = zeros_like(x); z[0] = ...``, and every select/slice/index backward under
+    ``jacrev``) left ``z`` without the write's gradient. Only results that share the
+    input's memory are views (a rule may copy, as ``view`` of interleaved examples does).
+    """
+    def view_kernel(*args):
+        out = kernel(*args)
+        src = args[0]
+        if src.__class__ is BatchedTensor:
+            root = src if src._base is None else src._base
+            st = src._get_storage()
+            for r in (out if isinstance(out, (tuple, list)) else (out,)):
+                if r.__class__ is BatchedTensor and r is not src and r._get_storage() is st:
+                    r._base = root
+        return out
+    return view_kernel
 
 
 # --------------------------------------------------------------------------
