@@ -555,3 +555,24 @@ def test_derivative_registers_a_formula_for_a_plugins_own_operator():
     assert y.grad_fn.name() == "CubeBackward0" and x.grad.tolist() == [3.0, 12.0]
     with pytest.raises(RuntimeError, match="already registered"):
         derivative("formulatest::cube")(lambda grad, self: grad)
+
+
+def test_leaf_accumulator_is_shared_while_a_graph_lives_and_kept_weakly():
+    import gc
+    import weakref
+    x = tp.ones(3, requires_grad=True)
+    y = tp.ones(3, requires_grad=True)
+    a = x + y
+    b = x * 2
+    acc = a.grad_fn.next_functions[0][0]
+    assert type(acc).__name__ == "AccumulateGrad" and acc.variable is x
+    assert b.grad_fn.next_functions[0][0] is acc  # one accumulator per leaf while a graph holds it
+    assert "_grad_accumulator" not in x.__dict__ and "_grad_acc" not in x.__dict__
+    ref = weakref.ref(acc)
+    del a, b, acc
+    gc.collect()
+    assert ref() is None  # the leaf does not keep its accumulator alive
+    c = x + y
+    assert c.grad_fn.next_functions[0][0].variable is x
+    c.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0, 1.0]

@@ -216,3 +216,29 @@ def test_lerp_addcmul_addcdiv_against_torch(dtype):
     compare(lambda: a2.addcmul_(b, w, value=2), lambda: at2.addcmul_(bt, wt, value=2))
     compare(lambda: a2.addcdiv_(b, w), lambda: at2.addcdiv_(bt, wt))
     compare(lambda: a2.lerp_(b, 0.1), lambda: at2.lerp_(bt, 0.1))
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "zero-dim"])
+def test_threshold_backward_bits_match_torch(dt, layout):
+    # relu's backward: the gradient's exact bits where self > threshold (NaN self included), +0 elsewhere,
+    # NaN, infinite and -0.0 gradients included
+    vals = VALUES["float"]
+    g = np.array([[a for a in vals] for _ in vals], np.float32)
+    s = np.array([[b] * len(vals) for b in vals], np.float32)
+    if layout == "zero-dim":
+        g, s = np.array(vals[-1], np.float32), np.array(vals[5], np.float32)
+    tg = torch.from_numpy(g).to(getattr(torch, dt))
+    ts = torch.from_numpy(s).to(getattr(torch, dt))
+    pg = tp.from_numpy(g).to(getattr(tp, dt))
+    ps = tp.from_numpy(s).to(getattr(tp, dt))
+    if layout == "transposed":
+        tg, ts, pg, ps = tg.t(), ts.t(), pg.t(), ps.t()
+    for thr in (0.0, 0.5, -1.0):
+        want = torch.ops.aten.threshold_backward(tg, ts, thr).double().numpy()
+        got = tp.ops.tensorplug.threshold_backward(pg, ps, thr).double().numpy()
+        # NaN payloads may differ (the inputs' conversions to half types): NaN where PyTorch has NaN,
+        # the same bits (the sign of zero included) everywhere else
+        nan = np.isnan(want)
+        assert np.array_equal(nan, np.isnan(got)), (thr, want, got)
+        assert np.array_equal(want[~nan].view(np.uint64), got[~nan].view(np.uint64)), (thr, want, got)

@@ -73,7 +73,10 @@ class Tensor:
     ``arange``...) rather than this class.
     """
 
-    __slots__ = ("_data", "_shape", "_dtype", "_device", "_ks", "__dict__", "__weakref__")
+    # _grad_acc: a leaf's weak reference to its AccumulateGrad (autograd.graph.leaf_edge), unset until
+    # the leaf first reaches a graph; a slot, not an instance-dict entry, since an op on leaves whose
+    # last graph is gone (x + y in a loop) reads and replaces it on every call
+    __slots__ = ("_data", "_shape", "_dtype", "_device", "_ks", "_grad_acc", "__dict__", "__weakref__")
 
     # rarely-set state: class defaults, instance dict when set
     _storage = None

@@ -445,10 +445,13 @@ def make_autograd_kernel(info):
                      f"    elif (_f{p} := {v}._grad_fn) is not None:",
                      f"        _e{p} = (_f{p}, {v}._output_nr)",
                      "    else:",
-                     f"        _w = (_d := {v}.__dict__).get('_grad_accumulator')",
-                     "        if _w is None or (_a := _w()) is None:",
+                     "        try:",
+                     f"            _a = {v}._grad_acc()",
+                     "        except AttributeError:",
+                     "            _a = None",
+                     "        if _a is None:",
                      f"            _a = _Acc(); _a.sequence_nr = _next_seq(); _a.variable = {v}",
-                     "            _d['_grad_accumulator'] = _weakref(_a)",
+                     f"            {v}._grad_acc = _weakref(_a)",
                      f"        _e{p} = (_a, 0)"]
         edges_expr = "(" + "".join(e + ", " for e in edges) + ")"
         metas_expr = "(" + "".join(m + ", " for m in metas) + ")"

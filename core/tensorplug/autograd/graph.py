@@ -198,16 +198,17 @@ def leaf_edge(t):
     """The edge into the accumulator of leaf ``t`` (one that requires grad)."""
     # the leaf keeps its accumulator weakly (the accumulator holds the leaf), so
     # every graph that uses the leaf meets the same node while any graph is alive
-    d = t.__dict__
-    ref = d.get("_grad_accumulator")
-    acc = ref() if ref is not None else None
+    try:
+        acc = t._grad_acc()
+    except AttributeError:  # the slot is unset until the leaf's first graph
+        acc = None
     if acc is None:
         # an op on leaves whose last graph is gone (x + y in a loop) makes one per leaf per call,
         # as PyTorch does
         acc = AccumulateGrad()
         acc.sequence_nr = _next_seq()
         acc.variable = t
-        d["_grad_accumulator"] = _weakref(acc)
+        t._grad_acc = _weakref(acc)
     return (acc, 0)
 
 

@@ -488,15 +488,20 @@ _UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 def threshold_backward(grad_output, self, threshold):
     """grad where self > threshold, else +0 (NaN in self passes the gradient, as in PyTorch):
-    the gradient's bits ANDed with a mask, one pass instead of a where()."""
+    the gradient's bits times a 0/1 mask as unsigned integers (exact: the bits or +0, NaN and
+    infinite gradients included), instead of a where() over a random mask. The mask is built in
+    bytes (compare, negate in place) and widened once; the product lands in the widened mask,
+    so the pass count matches numpy's ``g * (x > 0)``."""
     d = grad_output._dtype
     g = grad_output._data
-    u = _UINT.get(g.dtype.itemsize) if d.is_floating_point else None
+    u = _UINT.get(g.dtype.itemsize) if d.is_floating_point and g.ndim else None
     if u is None:
         return wrap(np.where(self._data <= threshold, np.zeros((), g.dtype), g), d)
-    keep = (self._data <= threshold).astype(u)
-    keep -= 1  # 0 where the gradient is dropped, all ones where it is kept
-    return wrap(np.bitwise_and(g.view(u), keep).view(g.dtype), d)
+    keep = np.less_equal(self._data, threshold)
+    np.logical_not(keep, out=keep)
+    out = keep.astype(u)
+    np.multiply(out, g.view(u), out=out)
+    return wrap(out.view(g.dtype), d)
 
 
 KERNELS["threshold_backward"] = quiet(threshold_backward)
