@@ -3078,3 +3078,70 @@ _add("sub_.aliased", _aliased("sub_", lambda y: y.t()), lambda a: _sub_ref(a, a)
      supports_autograd=False, aten=("sub_.Tensor",), error_inputs=_errors(_overlap_error((3, 3))))
 _add("copy_.aliased", _copy_shifted, lambda a: np.asarray(a).reshape(-1), ALL, _unary_samples(),
      supports_autograd=False, aten=("copy_",), error_inputs=_errors(_overlap_error((2, 3))))
+
+
+# -- in-place ops on a tensor whose elements share memory -------------------------------------------------
+# ``expanded=True`` writes through ``y[:1].expand(y.shape)`` (every row is the first row's memory): PyTorch's
+# "more than one element ... refers to a single memory location" RuntimeError, raised by the core for every
+# backend, except for ``fill_``/``zero_`` with a number, which write one value everywhere.
+_INTERNAL = (r"unsupported operation: more than one element of the written-to tensor refers to a single memory "
+             r"location\. Please clone\(\) the tensor before performing the operation\.")
+
+
+def _on_expanded(method_name, call):
+    """``call(y)`` on a clone ``y`` of the input, or with ``expanded=True`` on ``y[:1].expand(y.shape)``."""
+    def op(input, expanded=False):
+        y = input.clone()
+        return call(y[:1].expand(y.shape) if expanded else y)
+    op.__name__ = op.__qualname__ = f"{method_name}_expanded"
+    op.__doc__ = f"``Tensor.{method_name}`` on a clone of the input, or on an expanded view of its first row."
+    return op
+
+
+def _expanded_samples(allowed):
+    def sample_inputs(device, dtype, requires_grad):
+        yield SampleInput(_t((3, 4), dtype, seed=1), name="dense")
+        yield SampleInput(_t((4, 3), dtype, seed=2, transposed=True), name="transposed")
+        if allowed:
+            yield SampleInput(_t((3, 4), dtype, seed=3), kwargs={"expanded": True}, name="expanded")
+    return sample_inputs
+
+
+def _expanded_error():
+    return lambda: _err(RuntimeError, _INTERNAL, _t((3, 4)), expanded=True)
+
+
+def _zero_index_on(y, dim):
+    """Zeros of ``y``'s shape with ``dim`` cut to 1, as an int64 index on ``y``'s device."""
+    return tp.zeros(tuple(1 if d == dim else n for d, n in enumerate(y.shape)), dtype=tp.int64, device=y.device)
+
+
+def _scatter_ref(a):
+    out = np.array(a, copy=True)
+    out[:, 0] = 1
+    return out
+
+
+for _name, _call, _ref, _dtypes, _aten in (
+        ("add_", lambda y: y.add_(1), lambda a: a + np.array(1, dtype=a.dtype), NO_BOOL, ("add_.Scalar",)),
+        ("copy_", lambda y: y.copy_(tp.ones_like(y)), np.ones_like, ALL, ("copy_",)),
+        ("relu_", lambda y: y.relu_(), lambda a: np.maximum(a, np.array(0, dtype=a.dtype)), FLOATING, ("relu_",)),
+        ("scatter_", lambda y: y.scatter_(1, _zero_index_on(y, 1), 1), _scatter_ref, NO_BOOL, ("scatter_.value",))):
+    _add(f"{_name}.expanded", _on_expanded(_name, _call), _ref, _dtypes, _expanded_samples(False),
+         supports_autograd=False, aten=_aten, error_inputs=_errors(_expanded_error()))
+_random("uniform_.expanded", _on_expanded("uniform_", lambda y: y.uniform_()), FLOATING, _expanded_samples(False),
+        aten=("uniform_",), error_inputs=_errors(_expanded_error()))
+
+
+def _fill_expanded(input, expanded=False, value_tensor=False):
+    """``zero_()`` then ``fill_(2)`` (a 0-dim tensor value with ``value_tensor=True``) on a clone of the
+    input, or on an expanded view of its first row."""
+    y = input.clone()
+    y = y[:1].expand(y.shape) if expanded else y
+    y.zero_()
+    return y.fill_(tp.tensor(2, dtype=y.dtype, device=y.device) if value_tensor else 2)
+
+
+_add("fill_.expanded", _fill_expanded, lambda a, expanded=False: np.full_like(a, 2), ALL, _expanded_samples(True),
+     supports_autograd=False, aten=("fill_.Scalar",),
+     error_inputs=_errors(lambda: _err(RuntimeError, _INTERNAL, _t((3, 4)), expanded=True, value_tensor=True)))
