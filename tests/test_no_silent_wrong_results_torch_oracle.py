@@ -1,0 +1,93 @@
+"""Calls that used to compute a wrong result (or fail) where PyTorch raises (or computes), against PyTorch:
+the same values and dtypes, or the same exception type and message."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorplug as tp
+
+torch = pytest.importorskip("torch")
+
+
+def both(fn):
+    """``fn(lib)`` with tensorplug and with torch: each a (result, exception) pair."""
+    out = []
+    for lib in (tp, torch):
+        try:
+            out.append((fn(lib), None))
+        except Exception as e:  # noqa: BLE001 - the exception is what is compared
+            out.append((None, e))
+    return out
+
+
+def _value(x):
+    if isinstance(x, (tp.Tensor, torch.Tensor)):
+        return (str(x.dtype).split(".")[-1], tuple(x.shape), np.asarray(x.detach().tolist()).tolist())
+    if isinstance(x, (tuple, list)):
+        return tuple(_value(v) for v in x)
+    return x
+
+
+def assert_same(fn, message="all"):
+    """Same value, or the same exception: with its whole message (``"all"``), its first line (``"first"``)
+    or only its type (``None``)."""
+    (mine, my_err), (theirs, their_err) = both(fn)
+    if my_err is not None or their_err is not None:
+        assert my_err is not None and their_err is not None, f"tensorplug: {my_err!r}; torch: {their_err!r}"
+        assert type(my_err).__name__ == type(their_err).__name__, (my_err, their_err)
+        want = str(their_err).replace("torch.", "tensorplug.")
+        if message == "all":
+            assert str(my_err) == want
+        elif message == "first":
+            assert str(my_err).splitlines()[0] == want.splitlines()[0]
+        return
+    a, b = _value(mine), _value(theirs)
+    assert a == b or np.allclose(np.asarray(a[2], float), np.asarray(b[2], float), equal_nan=True) and a[:2] == b[:2]
+
+
+# -- factories ---------------------------------------------------------------------------------------------
+ARANGE = [((3.1,), "int64"), ((3.9,), "int64"), ((-3.9,), "int64"), ((0, -3.5, -1), "int64"), ((0, 5, 1.5), "int64"),
+          ((2.9, 0.1, -1), "int64"), ((0, 0.5), "int64"), ((-2.5, 3.7, 1.5), "int64"), ((0, 3, 0.5), "int64"),
+          ((3, 0, -1.5), "int64"), ((0.5, 3.7, 0.9), "int32"), ((0, 5, 1.5), "int16"), ((-2.5, 3.7, 1.5), "uint8"),
+          ((0, 3, 0.5), "int8"), ((1e10, 1e10 + 3.5, 1), "int32"), ((0.5, 0.2, 1), "int64"), ((0, 1, 0.1), "float32"),
+          ((1.5, 2.5, 0.25), "float16"), ((0, float("inf")), None), ((float("-inf"), 0), None), ((0.0, float("nan")), None),
+          ((0, 3, float("nan")), None), ((2 ** 63,), None), ((0.0, 1e300), None), ((0, 3, 0.0), None)]
+
+
+@pytest.mark.parametrize("args,dtype", ARANGE, ids=[f"{a}-{d}" for a, d in ARANGE])
+def test_arange_length_and_values(args, dtype):
+    assert_same(lambda m: m.arange(*args, **({"dtype": getattr(m, dtype)} if dtype else {})))
+
+
+def test_arange_bool_is_not_implemented():
+    (_, mine), (_, theirs) = both(lambda m: m.arange(3, dtype=m.bool))
+    assert type(mine) is type(theirs) is NotImplementedError
+
+
+@pytest.mark.parametrize("steps", [2.5, True, 2.0])
+def test_linspace_steps_must_be_an_int(steps):
+    assert_same(lambda m: m.linspace(0, 1, steps), message="first")
+    assert_same(lambda m: m.linspace(0.0, 1, steps, dtype=m.float64), message="first")
+
+
+@pytest.mark.parametrize("steps", [3, np.int64(3)])
+def test_linspace_accepts_integer_steps(steps):
+    assert_same(lambda m: m.linspace(0, 1, steps))
+
+
+TENSOR_DATA = [([300], "int8"), ([-129], "int8"), ([-1], "int8"), (300, "uint8"), ([-1], "uint8"), ([-129], "uint8"),
+               ([256], "uint8"), ([[1, 300]], "int8"), ([True, 300], "uint8"), ([2 ** 31], "int32"),
+               ([70000.0], "int16"), ([70000.0], "int32"), ([float("inf")], "int64"), ([float("nan")], "int32"),
+               ([1e40], "int64"), ([-0.5], "uint8"), ([255.5], "uint8"), ([1.7, -1.7], "int8"), ([300], "int16"),
+               ([70000.0], "float16"), ([300], "bool")]
+
+
+@pytest.mark.parametrize("data,dtype", TENSOR_DATA, ids=[f"{a}-{d}" for a, d in TENSOR_DATA])
+def test_python_numbers_must_fit_an_integer_dtype(data, dtype):
+    assert_same(lambda m: m.tensor(data, dtype=getattr(m, dtype)))
+
+
+def test_numpy_data_is_cast_without_a_check_as_in_torch():
+    assert_same(lambda m: m.tensor(np.array([300, -1]), dtype=m.int8))
