@@ -46,7 +46,7 @@ NOT_OPS = {
 # and the remaining layers and losses are still to be added.
 NN_FUNCTIONAL_PENDING = {
     "bilinear", "pad", "one_hot", "normalize", "relu", "relu_", "relu6", "elu", "leaky_relu", "gelu", "silu",
-    "mish", "softplus", "hardtanh", "tanh", "sigmoid", "logsigmoid", "softmax", "softmin", "log_softmax",
+    "mish", "softplus", "hardtanh", "tanh", "sigmoid", "softmax", "softmin", "log_softmax",
     "binary_cross_entropy", "smooth_l1_loss", "kl_div",
 }
 

@@ -13,6 +13,7 @@ Argument errors are PyTorch's (type and message), checked before any work.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 from ..autograd.grad_mode import no_grad
@@ -388,10 +389,10 @@ def sigmoid(input):
 
 
 def logsigmoid(input):
-    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), without overflow."""
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), without overflow (0 at +inf, -inf at -inf)."""
     a = input.abs()
-    # (x - |x|) / 2 is min(x, 0) with the right derivative (1/2) at 0
-    return (input - a) * 0.5 - (-a).exp().log1p()
+    # (x - |x|) / 2 is min(x, 0) with the right derivative (1/2) at 0; at +inf it is inf - inf, so 0 there
+    return ((input - a) * 0.5).masked_fill(input == math.inf, 0) - (-a).exp().log1p()
 
 
 def _softmax_dim(name, ndim, stacklevel):

@@ -2950,6 +2950,14 @@ _nn("binary_cross_entropy_with_logits", _bce_logits_ref, _bce_logits_samples, at
                                  r"size \((torch\.Size\(\[2, 3, 5\]\)|\(2, 3, 5\))\)", _t((2, 3, 5)), _t((3, 5)))))
 
 
+def _logsigmoid_ref(x):
+    return np.minimum(x, 0.0) - np.log1p(np.exp(-np.abs(x)))  # 0 at +inf, -inf at -inf
+
+
+# special values included: logsigmoid(+inf) is 0, not inf - inf
+_nn("logsigmoid", _act_ref(_logsigmoid_ref), _act_samples(()), aten=("log_sigmoid_forward",), **_NN_TOL)
+
+
 def _linear_nn_samples(device, dtype, requires_grad):
     for s in _linear_samples(device, dtype, requires_grad):
         if s.name != "large":
