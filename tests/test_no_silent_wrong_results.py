@@ -36,3 +36,44 @@ def test_softplus_backward_propagates_nan():
 
 def test_elu_backward_at_nan_is_the_linear_slope():
     assert _same(_grad(F.elu, [NAN, -INF, 1.0]), [1.0, 0.0, 1.0])
+
+
+# -- losses --------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("x,t,name", [([0.5], [2.0], "target"), ([0.5], [-0.5], "target"), ([0.5], [NAN], "target"),
+                                      ([NAN], [0.5], "input"), ([0.5, 1.5], [2.0, 0.5], "target")])
+def test_binary_cross_entropy_needs_values_in_0_1(x, t, name):
+    with pytest.raises(RuntimeError, match=f"^all elements of {name} should be between 0 and 1$"):
+        F.binary_cross_entropy(tp.tensor(x), tp.tensor(t))
+
+
+def test_binary_cross_entropy_dtypes():
+    with pytest.raises(RuntimeError, match="^Found dtype Double but expected Float$"):
+        F.binary_cross_entropy(tp.tensor([0.5]), tp.tensor([1.0], dtype=tp.float64))
+    with pytest.raises(NotImplementedError, match="\"binary_cross_entropy\" not implemented for 'Long'"):
+        F.binary_cross_entropy(tp.tensor([1]), tp.tensor([1]))
+    out = F.binary_cross_entropy(tp.tensor([0.25]), tp.tensor([1.0]), weight=tp.tensor([2.0], dtype=tp.float64))
+    assert out.dtype is tp.float32
+
+
+@pytest.mark.parametrize("delta", [0.0, -1.0, NAN])
+def test_huber_loss_needs_a_positive_delta(delta):
+    with pytest.raises(RuntimeError, match=r"^huber_loss does not support non-positive values for delta\.$"):
+        F.huber_loss(tp.tensor([0.5]), tp.tensor([2.0]), delta=delta)
+
+
+def test_kl_div_of_a_negative_target_is_nan_and_integers_are_refused():
+    out = F.kl_div(tp.tensor([-1.0, -1.0, -1.0]), tp.tensor([-2.0, 0.0, 0.5]), reduction="none").tolist()
+    assert math.isnan(out[0]) and out[1] == 0.0 and out[2] == pytest.approx(0.5 * math.log(0.5) + 0.5)
+    with pytest.raises(RuntimeError, match=r"^kl_div: Integral inputs not supported\.$"):
+        F.kl_div(tp.tensor([-1.0]), tp.tensor([1]), reduction="sum")
+
+
+def test_cross_entropy_negative_label_smoothing_means_none():
+    x, t = tp.tensor([[1.0, 2.0, 3.0]]), tp.tensor([0])
+    assert F.cross_entropy(x, t, label_smoothing=-0.1).item() == F.cross_entropy(x, t).item()
+
+
+@pytest.mark.parametrize("name,kernel", [("mse_loss", "mse"), ("huber_loss", "huber"), ("smooth_l1_loss", "smooth_l1")])
+def test_pointwise_losses_of_integers_are_not_implemented(name, kernel):
+    with pytest.raises(NotImplementedError, match=f"\"{kernel}\" not implemented for 'Long'"):
+        getattr(F, name)(tp.tensor([1]), tp.tensor([2]))

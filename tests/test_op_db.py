@@ -47,7 +47,7 @@ NOT_OPS = {
 NN_FUNCTIONAL_PENDING = {
     "bilinear", "pad", "one_hot", "normalize", "relu", "relu_", "relu6", "elu", "leaky_relu", "gelu", "silu",
     "mish", "softplus", "hardtanh", "tanh", "sigmoid", "softmax", "softmin", "log_softmax",
-    "binary_cross_entropy", "smooth_l1_loss", "kl_div",
+    "smooth_l1_loss",
 }
 
 

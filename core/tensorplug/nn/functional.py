@@ -505,10 +505,18 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     return _ops.cross_entropy_loss(input, target, weight, _ops.REDUCTIONS[reduction], ignore_index, label_smoothing)
 
 
+def _float_loss(kernel, input, target):
+    """PyTorch's error for a pointwise loss of two integer tensors (their kernels are floating only)."""
+    d = _tp.result_type(input, target)
+    if not d.is_floating_point and d is not _tp.bool:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_pt_name(d)}'")
+
+
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """(input - target)^2, reduced; ``weight`` (input's shape) weighs each element ("mean": by sum(weight))."""
     _warn_size(input, target)
     reduction = _reduction(reduction, size_average, reduce)
+    _float_loss("mse", input, target)
     d = input - target
     loss = d * d
     if weight is not None:
@@ -529,9 +537,12 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
-    """0.5 * d^2 where |d| < delta, else delta * (|d| - delta / 2), for d = input - target."""
+    """0.5 * d^2 where |d| < delta, else delta * (|d| - delta / 2), for d = input - target (``delta`` > 0)."""
     _warn_size(input, target)
     reduction = _reduction(reduction)
+    if not delta > 0:  # NaN too
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _float_loss("huber", input, target)
     d = input - target
     a = d.abs()
     loss = _tp.where(a < delta, d * d * 0.5, (a - 0.5 * delta) * delta)
@@ -547,6 +558,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     reduction = _reduction(reduction, size_average, reduce)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _float_loss("smooth_l1", input, target)
     d = input - target
     a = d.abs()
     loss = a if beta == 0 else _tp.where(a < beta, d * d * (0.5 / beta), a - 0.5 * beta)
@@ -561,6 +573,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if target._shape != input._shape:
         raise ValueError(f"Target size ({_size(target._shape)}) must be the same as input size "
                          f"({_size(input._shape)})")
+    if not input._dtype.is_floating_point:
+        raise NotImplementedError(f"\"log_sigmoid\" not implemented for '{_pt_name(input._dtype)}'")
     ls = logsigmoid(input)
     if pos_weight is not None:
         ls = ls * ((pos_weight - 1) * target + 1)
@@ -571,16 +585,28 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
-    """-(t * log(x) + (1 - t) * log(1 - x)) for probabilities ``input``; each log is clamped at -100."""
+    """-(t * log(x) + (1 - t) * log(1 - x)) for probabilities ``input``; each log is clamped at -100.
+
+    As in PyTorch, ``target`` has the dtype of ``input`` (a floating one), and every element of both
+    lies in [0, 1] (NaN does not): the first element outside raises, naming ``input`` or ``target``.
+    """
     reduction = _reduction(reduction, size_average, reduce)
     if target._shape != input._shape:
         raise ValueError(f"Using a target size ({_size(target._shape)}) that is different to the input size "
                          f"({_size(input._shape)}) is deprecated. Please ensure they have the same size.")
-    if ((input < 0) | (input > 1)).any().item():
-        raise RuntimeError("all elements of input should be between 0 and 1")
+    if target._dtype is not input._dtype:
+        raise RuntimeError(f"Found dtype {_pt_name(target._dtype)} but expected {_pt_name(input._dtype)}")
+    if not input._dtype.is_floating_point:
+        raise NotImplementedError(f"\"binary_cross_entropy\" not implemented for '{_pt_name(input._dtype)}'")
+    bad_input = ((input >= 0) & (input <= 1)).logical_not()
+    bad = bad_input | ((target >= 0) & (target <= 1)).logical_not()
+    if bad.any().item():
+        first = bad.reshape(-1).to(_tp.uint8).argmax()
+        name = "input" if bad_input.reshape(-1)[first].item() else "target"
+        raise RuntimeError(f"all elements of {name} should be between 0 and 1")
     loss = -(target * input.log().clamp_min(-100) + (1 - target) * (1 - input).log().clamp_min(-100))
     if weight is not None:
-        loss = loss * weight
+        loss = loss * (weight if weight._dtype is loss._dtype else weight.to(loss._dtype))
     return _reduce(loss, reduction)
 
 
@@ -596,11 +622,15 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                           "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                           "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
                           UserWarning, stacklevel=2)
+    if not (input._dtype.is_floating_point and target._dtype.is_floating_point):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
         loss = target.exp() * (target - input)
     else:
-        # log of 1 where the target is 0: 0 * log(0) is 0, and its gradient stays finite
-        loss = target * _tp.where(target > 0, target, 1.0).log() - target * input
+        # PyTorch's xlogy(t, t): 0 where the target is 0 (log of 1 there keeps the gradient finite), NaN
+        # where it is negative
+        safe = target.masked_fill(target <= 0, 1.0).masked_fill(target < 0, math.nan)
+        loss = target * safe.log() - target * input
     out = _reduce(loss, red)
     if reduction == "batchmean" and input.dim() != 0:
         out = out / input._shape[0]

@@ -652,7 +652,8 @@ nll_loss = _document(defop("nll_loss(Tensor self, Tensor target, Tensor? weight=
 
 def _check_cross_entropy(self, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0):
     _check_reduction(reduction)
-    if not 0.0 <= label_smoothing <= 1.0:
+    # as PyTorch: only a smoothing that applies (> 0) is checked; a negative or NaN one means none
+    if label_smoothing > 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if self.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {self.dim()})")

@@ -2917,8 +2917,90 @@ def _loss_errors(*more):
 for _name, _fn, _by_weight, _kws in (("mse_loss", np.square, True, ()), ("l1_loss", np.abs, True, ()),
                                      ("huber_loss", _huber, False, ({"delta": 0.5, "reduction": "sum"},
                                                                     {"delta": 2.0}))):
+    _more = (lambda k=_name.replace("_loss", ""): _err(NotImplementedError, _not_impl(k, "Long"), _t((2, 3), tp.int64),
+                                                       _t((2, 3), tp.int64)),) if _name != "l1_loss" else ()
+    if _name == "huber_loss":
+        _more += tuple(lambda d=d: _err(RuntimeError, r"huber_loss does not support non-positive values for delta\.",
+                                        _t((2, 3)), _t((2, 3)), delta=d) for d in (0.0, -1.0, math.nan))
     _nn(_name, _pointwise_loss_ref(_fn, _by_weight), _pointwise_loss_samples(_kws), aten=("sub", "mean", "sum"),
-        **_NN_TOL, error_inputs=_loss_errors())
+        **_NN_TOL, error_inputs=_loss_errors(*_more))
+
+
+def _bce_ref(x, target, weight=None, reduction="mean"):
+    v, t = S.f64(x), S.f64(target)
+    with np.errstate(divide="ignore"):
+        loss = -(t * np.maximum(np.log(v), -100) + (1 - t) * np.maximum(np.log1p(-v), -100))
+    if weight is not None:
+        loss = loss * S.f64(weight)
+    return S.cast(_reduced(loss, reduction), x.dtype)
+
+
+def _bce_samples(device, dtype, requires_grad):
+    def mk(shape, seed, low=0.05, high=0.95, **kw):
+        return make_tensor(shape, dtype, low, high, seed=seed, requires_grad=requires_grad, **kw)
+    yield SampleInput(mk((3, 4), 0), (make_tensor((3, 4), dtype, 0, 1, seed=1),), name="mean")
+    yield SampleInput(mk((2, 3), 2, **_T), (make_tensor((2, 3), dtype, 0, 1, seed=3),), {"reduction": "sum"},
+                      name="sum")
+    yield SampleInput(mk((4,), 4), (make_tensor((4,), dtype, 0, 1, seed=5),),
+                      {"weight": make_tensor((4,), dtype, 0.5, 2, seed=6), "reduction": "none"}, name="weight")
+    if not requires_grad:  # the ends of [0, 1]: the logs clamp at -100
+        yield SampleInput(make_tensor((4,), dtype, values=np.array([0.0, 1.0, 0.0, 1.0])),
+                          (make_tensor((4,), dtype, values=np.array([0.0, 1.0, 1.0, 0.0])),), {"reduction": "none"},
+                          name="ends")
+
+
+def _bce_range_error(name, x, t):
+    return lambda: _err(RuntimeError, f"all elements of {name} should be between 0 and 1",
+                        make_tensor((len(x),), tp.float32, values=np.array(x)),
+                        make_tensor((len(t),), tp.float32, values=np.array(t)))
+
+
+# inputs and targets outside [0, 1] (NaN included) raise, naming the first element's culprit
+_nn("binary_cross_entropy", _bce_ref, _bce_samples, aten=("binary_cross_entropy",), **_NN_TOL,
+    xfails={"vmap": "the [0, 1] check reads the values (.item()), which a batched tensor does not allow (PyTorch's "
+                    "vmap checks each example)"},
+    error_inputs=_errors(
+        _bce_range_error("target", [0.5, 0.5], [0.5, 2.0]), _bce_range_error("target", [0.5], [-0.5]),
+        _bce_range_error("target", [0.5], [math.nan]), _bce_range_error("input", [math.nan], [0.5]),
+        _bce_range_error("input", [0.5, 1.5], [0.5, 0.5]), _bce_range_error("target", [0.5, 1.5], [2.0, 0.5]),
+        lambda: _err(RuntimeError, "Found dtype Double but expected Float", _t((2,), low=0, high=1),
+                     _t((2,), tp.float64, low=0, high=1)),
+        lambda: _err(RuntimeError, "Found dtype Long but expected Float", _t((2,), low=0, high=1),
+                     _t((2,), tp.int64, low=0, high=1)),
+        lambda: _err(NotImplementedError, _not_impl("binary_cross_entropy", "Long"), _t((2,), tp.int64, low=0, high=1),
+                     _t((2,), tp.int64, low=0, high=1))))
+
+
+def _kl_div_ref(x, target, reduction="mean", log_target=False):
+    v, t = S.f64(x), S.f64(target)
+    if log_target:
+        loss = np.exp(t) * (t - v)
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            loss = np.where(t == 0, 0.0, t * np.log(t)) - t * v  # xlogy(t, t): NaN for a negative target
+    if reduction == "batchmean":
+        return S.cast(loss.sum() / (v.shape[0] if v.ndim else 1), x.dtype)
+    return S.cast(_reduced(loss, reduction), x.dtype)
+
+
+def _kl_div_samples(device, dtype, requires_grad):
+    def logp(shape, seed, **kw):
+        return make_tensor(shape, dtype, -3, -0.1, seed=seed, requires_grad=requires_grad, **kw)
+    yield SampleInput(logp((3, 4), 0), (make_tensor((3, 4), dtype, 0.05, 1, seed=1),), {"reduction": "batchmean"},
+                      name="batchmean")
+    yield SampleInput(logp((2, 3), 2, **_T), (make_tensor((2, 3), dtype, -2, 0, seed=3),),
+                      {"reduction": "sum", "log_target": True}, name="log_target")
+    if not requires_grad:  # zero targets count 0; a negative one makes the loss NaN (xlogy), as in PyTorch
+        yield SampleInput(logp((4,), 4), (make_tensor((4,), dtype, values=np.array([0.0, 0.5, -2.0, 1.0])),),
+                          {"reduction": "none"}, name="zero_and_negative_targets")
+
+
+_nn("kl_div", _kl_div_ref, _kl_div_samples, aten=("kl_div",), **_NN_TOL,
+    error_inputs=_errors(
+        lambda: _err(RuntimeError, r"kl_div: Integral inputs not supported\.", _t((2, 3)), _t((2, 3), tp.int64),
+                     reduction="sum"),
+        lambda: _err(RuntimeError, r"kl_div: Integral inputs not supported\.", _t((2, 3), tp.int64), _t((2, 3)),
+                     reduction="sum")))
 
 
 def _bce_logits_ref(x, target, weight=None, reduction="mean", pos_weight=None):
