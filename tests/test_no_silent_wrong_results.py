@@ -77,3 +77,60 @@ def test_cross_entropy_negative_label_smoothing_means_none():
 def test_pointwise_losses_of_integers_are_not_implemented(name, kernel):
     with pytest.raises(NotImplementedError, match=f"\"{kernel}\" not implemented for 'Long'"):
         getattr(F, name)(tp.tensor([1]), tp.tensor([2]))
+
+
+# -- layers ---------------------------------------------------------------------------------------------------
+def test_conv_bias_of_another_dtype():
+    with pytest.raises(RuntimeError, match=r"^Input type \(float\) and bias type \(double\) should be the same$"):
+        F.conv1d(tp.ones(1, 1, 3), tp.ones(1, 1, 2), tp.ones(1, dtype=tp.float64))
+    with pytest.raises(RuntimeError, match=r"^Input type \(float\) and bias type \(long int\) should be the same$"):
+        F.conv2d(tp.ones(1, 1, 3, 3), tp.ones(1, 1, 2, 2), tp.ones(1, dtype=tp.int64))
+    with pytest.raises(RuntimeError, match="^All tensors must have the same dtype, got input1: float, input2: float, "
+                                           "weight: float, bias: double$"):
+        F.bilinear(tp.ones(2, 3), tp.ones(2, 3), tp.ones(4, 3, 3), tp.ones(4, dtype=tp.float64))
+
+
+@pytest.mark.parametrize("weight", [tp.ones(3), tp.ones(3, 2, 2), tp.tensor(1.0)])
+def test_embedding_weight_must_be_2d(weight):
+    with pytest.raises(RuntimeError, match="^'weight' must be 2-D$"):
+        F.embedding(tp.tensor([0]), weight)
+
+
+def test_int_arguments_refuse_bools():
+    with pytest.raises(TypeError, match="argument 'start' .* must be int, not bool"):
+        tp.ones(3).narrow(0, True, 1)
+    with pytest.raises(TypeError, match="must be int, not bool"):
+        tp.ones(3).select(0, True)
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: F.max_pool1d(tp.ones(0, 4), 2), "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim "
+                                              "batch size for input, but got:[0, 4]"),
+    (lambda: F.max_pool2d(tp.ones(0, 4, 4), 2), "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size "
+                                                "for input, but got:[0, 4, 4]"),
+    (lambda: F.avg_pool1d(tp.ones(0, 4), 2), "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size "
+                                             "for input, but got:[0, 1, 4]"),
+    (lambda: F.adaptive_avg_pool2d(tp.ones(1, 4, 0), 2), "adaptive_avg_pool2d(): Expected input to have non-zero size "
+                                                         "for non-batch dimensions, but input has sizes [1, 4, 0] with "
+                                                         "dimension 2 being empty"),
+])
+def test_pooling_refuses_empty_non_batch_dims(call, message):
+    with pytest.raises(RuntimeError) as info:
+        call()
+    assert str(info.value) == message
+
+
+def test_pooling_accepts_an_empty_batch():
+    assert F.max_pool1d(tp.ones(0, 1, 4), 2).shape == (0, 1, 2)
+    assert F.avg_pool2d(tp.ones(0, 1, 4, 4), 2).shape == (0, 1, 2, 2)
+
+
+def test_avg_pool_of_int64_truncates_toward_zero():
+    x = tp.tensor([[[-3, -2, 5, 4, 1, 1, 7]]])
+    assert F.avg_pool1d(x, 2).tolist() == [[[-2, 4, 1]]]
+    assert F.avg_pool1d(x, 3, 2, 1).tolist() == [[[-1, 2, 2, 2]]]
+    assert F.avg_pool2d(x, (1, 2), divisor_override=3).tolist() == [[[-1, 3, 0]]]
+    with pytest.raises(NotImplementedError, match="\"avg_pool2d\" not implemented for 'Int'"):
+        F.avg_pool1d(x.int(), 2)
+    with pytest.raises(NotImplementedError, match="\"max_pool1d_impl\" not implemented for 'Long'"):
+        F.max_pool1d(x, 2)

@@ -176,3 +176,74 @@ def test_pointwise_losses_of_integer_tensors_are_not_implemented(name):
     (_, mine), (_, theirs) = both(lambda m: getattr(m.nn.functional, name)(_t(m, [1], "int64"), _t(m, [2], "int64")))
     assert type(mine) is type(theirs) is NotImplementedError
     assert str(mine).split('"')[1] in str(theirs)
+
+
+# -- layers: argument checks -----------------------------------------------------------------------------
+NN_CALLS = {
+    "conv1d bias float64": lambda m: m.nn.functional.conv1d(m.ones(1, 1, 3), m.ones(1, 1, 2), m.ones(1, dtype=m.float64)),
+    "conv2d bias int64": lambda m: m.nn.functional.conv2d(m.ones(1, 1, 3, 3), m.ones(1, 1, 2, 2),
+                                                          m.ones(1, dtype=m.int64)),
+    "conv1d bias dtype first": lambda m: m.nn.functional.conv1d(m.ones(3), m.ones(1, 1, 2), m.ones(2, dtype=m.float16)),
+    "conv1d same padding casts the bias": lambda m: m.nn.functional.conv1d(m.ones(1, 1, 3), m.ones(1, 1, 3),
+                                                                           m.ones(1, dtype=m.float64), padding="same"),
+    "bilinear bias float64": lambda m: m.nn.functional.bilinear(m.ones(2, 3), m.ones(2, 3), m.ones(4, 3, 3),
+                                                                m.ones(4, dtype=m.float64)),
+    "bilinear input2 float64": lambda m: m.nn.functional.bilinear(m.ones(2, 3), m.ones(2, 3, dtype=m.float64),
+                                                                  m.ones(4, 3, 3)),
+    "embedding 1-D weight": lambda m: m.nn.functional.embedding(m.tensor([0]), m.ones(3)),
+    "embedding 3-D weight": lambda m: m.nn.functional.embedding(m.tensor([0]), m.ones(3, 2, 2)),
+    "embedding 0-D weight": lambda m: m.nn.functional.embedding(m.tensor([0]), m.tensor(1.0), padding_idx=0),
+    "embedding 1-D weight max_norm": lambda m: m.nn.functional.embedding(m.tensor([0]), m.ones(3), max_norm=1.0),
+    "narrow bool start": lambda m: m.ones(3).narrow(0, True, 1),
+    "narrow bool dim": lambda m: m.ones(3).narrow(False, 0, 1),
+    "select bool index": lambda m: m.ones(3).select(0, True),
+    "cumsum bool dim": lambda m: m.ones(3).cumsum(True),
+    "reshape bool size": lambda m: m.ones(6).reshape([True, 6]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NN_CALLS))
+def test_layers_check_dtypes_and_ranks(name):
+    # the TypeErrors of PyTorch's argument parser name positions its own way: the type is what counts
+    assert_same(NN_CALLS[name], message=None if "bool" in name and "bias" not in name else "all")
+
+
+POOL_SHAPES = [(4,), (0, 4), (2, 0), (3, 4), (1, 0, 4), (0, 1, 4), (2, 3, 0), (1, 1, 1, 4), (0, 4, 4), (1, 0, 4, 4),
+               (0, 1, 4, 4), (1, 1, 0, 4), (4, 4), (2, 4, 4)]
+POOLS = {
+    "max_pool1d": lambda m, x: m.nn.functional.max_pool1d(x, 2),
+    "max_pool1d_indices": lambda m, x: m.nn.functional.max_pool1d(x, 2, return_indices=True),
+    "max_pool2d": lambda m, x: m.nn.functional.max_pool2d(x, 2),
+    "max_pool2d_indices": lambda m, x: m.nn.functional.max_pool2d(x, 2, return_indices=True),
+    "avg_pool1d": lambda m, x: m.nn.functional.avg_pool1d(x, 2),
+    "avg_pool2d": lambda m, x: m.nn.functional.avg_pool2d(x, 2),
+    "adaptive_avg_pool1d": lambda m, x: m.nn.functional.adaptive_avg_pool1d(x, 2),
+    "adaptive_avg_pool2d": lambda m, x: m.nn.functional.adaptive_avg_pool2d(x, 2),
+}
+
+
+@pytest.mark.parametrize("shape", POOL_SHAPES, ids=str)
+@pytest.mark.parametrize("name", sorted(POOLS))
+def test_pooling_input_ranks_and_empty_dims(name, shape):
+    assert_same(lambda m: POOLS[name](m, m.ones(*shape)))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("name", sorted(POOLS))
+def test_pooling_integer_dtypes(name, dtype):
+    def call(m):
+        x = m.tensor([[[-3, -2, 5, 4, 1, 1, 7], [0, 9, -4, 2, 2, 8, -1]]]).to(getattr(m, dtype))
+        return POOLS[name](m, x if "2d" not in name else x.unsqueeze(0))
+    (_, mine), (_, theirs) = both(call)
+    # NotImplementedError texts name PyTorch's CPU kernels
+    assert_same(call, message=None if isinstance(theirs, NotImplementedError) else "all")
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"stride": 2, "padding": 1}, {"padding": 1, "count_include_pad": False},
+                                    {"ceil_mode": True}, {"stride": 1}])
+def test_avg_pool_of_int64_truncates_like_torch(kwargs):
+    x = [[[-3, -2, 5, 4, 1, 1, 7], [0, 9, -4, 2, 2, 8, -1]]]
+    assert_same(lambda m: m.nn.functional.avg_pool1d(m.tensor(x), 3, **kwargs))
+    kw2 = dict(kwargs, **({"padding": (0, kwargs["padding"])} if "padding" in kwargs else {}))
+    assert_same(lambda m: m.nn.functional.avg_pool2d(m.tensor(x), (1, 3), **kw2))
+    assert_same(lambda m: m.nn.functional.avg_pool2d(m.tensor(x), (2, 2), divisor_override=3))

@@ -80,8 +80,9 @@ def coerce(op, arg, value):
 
 def _scalar_of(op, arg, value, typ):
     if typ in ("int", "SymInt"):
-        if isinstance(value, bool) and arg.type != "bool":
-            return int(value)
+        # a bool is not an int to PyTorch's argument parser (x.narrow(0, True, 1) is a TypeError)
+        if isinstance(value, (bool, np.bool_)):
+            _fail(op, arg, value, "int" if not arg.is_list else "tuple of ints")
         if isinstance(value, numbers.Integral):
             return int(value)
         if isinstance(value, Tensor) and value.numel() == 1 and not value.dtype.is_floating_point:

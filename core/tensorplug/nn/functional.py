@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import warnings
 
+from .. import dtypes as _dt
 from ..autograd.grad_mode import no_grad
 from ..ops.promotion import _pt_name
 from ..ops import nn_ops as _ops
@@ -47,7 +48,11 @@ def linear(input, weight, bias=None):
 
 
 def bilinear(input1, input2, weight, bias=None):
-    """``y[..., o] = input1 @ weight[o] @ input2 + bias[o]`` (weight: out x in1 x in2)."""
+    """``y[..., o] = input1 @ weight[o] @ input2 + bias[o]`` (weight: out x in1 x in2; one dtype for all)."""
+    ts = (("input1", input1), ("input2", input2), ("weight", weight)) + ((("bias", bias),) if bias is not None else ())
+    if any(t._dtype is not input1._dtype for _, t in ts):
+        raise RuntimeError("All tensors must have the same dtype, got " +
+                           ", ".join(f"{n}: {_dt.c_type_name(t._dtype)}" for n, t in ts))
     if input1._shape[:-1] != input2._shape[:-1]:
         raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {list(input1._shape[:-1])} and "
                            f"{list(input2._shape[:-1])}")
@@ -190,10 +195,20 @@ def _adaptive_matrix(n_in, n_out, like):
 
 def _adaptive_avg_pool(nd, input, output_size):
     name = f"adaptive_avg_pool{nd}d"
+    shape = input._shape
     if input.dim() not in (nd + 1, nd + 2):
-        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {list(input._shape)}")
+        if nd == 1:
+            raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument #1 "
+                               f"'self' (while checking arguments for {name})")
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {list(shape)}")
+    # the spatial dims may not be empty (PyTorch runs the 1-d op as the 2-d one on an (N, C, 1, L) view)
+    shown = shape[:-1] + (1,) + shape[-1:] if nd == 1 else shape
+    for i in range(len(shown) - 2, len(shown)):
+        if shown[i] == 0:
+            raise RuntimeError(f"adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions, "
+                               f"but input has sizes {list(shown)} with dimension {i} being empty")
     if not input._dtype.is_floating_point:
-        raise RuntimeError(f'"adaptive_avg_pool2d" not implemented for \'{_pt_name(input._dtype)}\'')
+        raise NotImplementedError(f'"adaptive_avg_pool2d" not implemented for \'{_pt_name(input._dtype)}\'')
     sizes = input._shape[-nd:]
     out = _single(output_size) if nd == 1 else _pair(output_size)
     if len(out) != nd:
@@ -284,12 +299,17 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     whose ``norm_type``-norm exceeds it; ``scale_grad_by_freq`` divides each row's gradient by how often
     it occurs in ``input``.
     """
-    _ops._check_embedding(weight, input, -1, scale_grad_by_freq, sparse)
-    v = weight._shape[0]
-    if padding_idx is not None:
+    if padding_idx:  # (0 needs no size: a weight of the wrong rank is then the op's error)
+        if not weight.dim():
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        v = weight._shape[0]
         if not -v <= padding_idx < v:
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx %= v
+    if max_norm is not None and weight.dim() != 2:
+        raise RuntimeError(f"Expected 2-dimensional tensor, but got {weight.dim()}-dimensional tensor for argument #1 "
+                           "'self' (while checking arguments for embedding_renorm_)")
+    _ops._check_embedding(weight, input, -1, scale_grad_by_freq, sparse)
     if max_norm is not None:
         _embedding_renorm_(weight, input.reshape(-1), max_norm, norm_type)
     return _ops.embedding(weight, input, -1 if padding_idx is None else padding_idx, scale_grad_by_freq, sparse)

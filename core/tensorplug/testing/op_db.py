@@ -2544,23 +2544,57 @@ def _avg_pool_ref(nd):
             ones = np.ones((1, 1) + v.shape[2:])
             cnt, _ = _pooled(ones, *args, pad_fill=1.0 if count_include_pad else 0.0)
             r = sums / cnt.sum(axis=tuple(range(-nd, 0)))
+        if x.dtype == np.int64:
+            r = np.trunc(r)  # PyTorch's integer division (sums of small integers: exact in float64)
         return S.cast(r if batched else r[0], x.dtype)
     return ref
 
 
 _POOL_PAD = r"pad should be (at most|smaller than or equal to) half of (effective )?kernel size"
+_POOL_DIMS = r"Expected 3D or 4D \(batch mode\) tensor with optional 0 dim batch size for input, but got:"
+_POOL_ERRORS = {
+    # inputs of the wrong rank or with an empty non-batch dim, in PyTorch's words for each op
+    "max_pool1d": (((5,), RuntimeError, r"max_pool1d: Expected 2D or 3D \(batch mode\) tensor with optional 0 dim "
+                                        r"batch size for input, but got:\[5\]"),
+                   ((0, 4), RuntimeError, r"max_pool1d: Expected 2D or 3D .* but got:\[0, 4\]"),
+                   ((1, 0, 4), RuntimeError, r"max_pool1d: Expected 2D or 3D .* but got:\[1, 0, 4\]")),
+    "max_pool2d": (((5, 5), RuntimeError, r"non-empty 3D or 4D \(batch mode\) tensor expected for input"),
+                   ((0, 4, 4), RuntimeError, _POOL_DIMS + r"\[0, 4, 4\]"),
+                   ((1, 0, 4, 4), RuntimeError, _POOL_DIMS + r"\[1, 0, 4, 4\]")),
+    "avg_pool1d": (((5,), RuntimeError, r"Expected 2 to 3 dimensions, but got 1-dimensional tensor for argument #1 "
+                                        r"'self' \(while checking arguments for avg_pool1d\)"),
+                   ((0, 4), RuntimeError, _POOL_DIMS + r"\[0, 1, 4\]"),
+                   ((2, 3, 0), RuntimeError, _POOL_DIMS + r"\[2, 3, 1, 0\]")),
+    "avg_pool2d": (((5, 5), IndexError, r"Dimension out of range \(expected to be in range of \[-2, 1\], but got -3\)"),
+                   ((0, 4, 4), RuntimeError, _POOL_DIMS + r"\[0, 4, 4\]"),
+                   ((1, 1, 0, 4), RuntimeError, _POOL_DIMS + r"\[1, 1, 0, 4\]")),
+}
+
+
+def _pool_shape_errors(name):
+    return tuple(lambda shape=shape, exc=exc, regex=regex: _err(exc, regex, _t(shape), 2)
+                 for shape, exc, regex in _POOL_ERRORS[name])
+
+
 for _nd in (2, 1):
     _nn(f"max_pool{_nd}d", _max_pool_ref(_nd), _pool_samples(_nd, _MAX_POOL_CASES[_nd]),
         aten=(f"max_pool{_nd}d", f"max_pool{_nd}d_with_indices", "argmax", "gather"),
         error_inputs=_errors(
             lambda nd=_nd: _err(RuntimeError, _POOL_PAD, _t((1, 2) + (5,) * nd), 2, padding=2),
-            lambda nd=_nd: _err(RuntimeError, r"non-empty 2D or 3D|non-empty 3D or 4D", _t((5,) * (nd - 1)), 2),
+            *_pool_shape_errors(f"max_pool{_nd}d"),
             lambda nd=_nd: _err(RuntimeError, r"Output size is too small|Invalid computed output size",
-                                _t((1, 2) + (5,) * nd), 6)))
+                                _t((1, 2) + (5,) * nd), 6),
+            # PyTorch's max_pool1d without indices is floating only; bool is refused by every max pooling
+            lambda nd=_nd: _err(NotImplementedError, _not_impl("max_pool1d_impl" if nd == 1 else "max_pool2d",
+                                                               "Long" if nd == 1 else "Bool"),
+                                _t((1, 2) + (4,) * nd, tp.int64 if nd == 1 else tp.bool), 2)))
     _nn(f"avg_pool{_nd}d", _avg_pool_ref(_nd), _pool_samples(_nd, _AVG_POOL_CASES[_nd]),
-        aten=(f"avg_pool{_nd}d", "sum", "div"),
+        aten=(f"avg_pool{_nd}d", "sum", "div"), dtypes=FLOATING + (tp.int64,),
         error_inputs=_errors(
             lambda nd=_nd: _err(RuntimeError, _POOL_PAD, _t((1, 2) + (5,) * nd), 2, padding=2),
+            *_pool_shape_errors(f"avg_pool{_nd}d"),
+            lambda nd=_nd: _err(NotImplementedError, _not_impl("avg_pool2d", "Int"), _t((1, 2) + (4,) * nd, tp.int32),
+                                2),
             *((lambda: _err(RuntimeError, "divisor must be not zero", _t((1, 2, 5, 5)), 2, divisor_override=0),)
               if _nd == 2 else ())))
 
@@ -2590,6 +2624,14 @@ for _nd in (2, 1):
         error_inputs=_errors(
             lambda nd=_nd: _err(RuntimeError, rf"Expected {nd + 1}D or {nd + 2}D tensor|Expected {nd + 1} to "
                                               rf"{nd + 2} dimensions", _t((5,) * (nd + 3 if nd == 1 else 2)), 2),
+            lambda nd=_nd: _err(RuntimeError, r"adaptive_avg_pool2d\(\): Expected input to have non-zero size for "
+                                              r"non-batch dimensions, but input has sizes \[2, 3, 1, 0\] with dimension "
+                                              r"3 being empty" if nd == 1 else
+                                r"adaptive_avg_pool2d\(\): Expected input to have non-zero size for non-batch "
+                                r"dimensions, but input has sizes \[1, 2, 0, 4\] with dimension 2 being empty",
+                                _t((2, 3, 0) if nd == 1 else (1, 2, 0, 4)), 2),
+            lambda nd=_nd: _err(NotImplementedError, _not_impl("adaptive_avg_pool2d", "Long"),
+                                _t((1, 2) + (4,) * nd, tp.int64), 2),
             *((lambda: _err(RuntimeError, r"elements of output_size must be greater than or equal to 0",
                             _t((1, 2, 5, 5)), (-1, 2)),) if _nd == 2 else ())))
 
