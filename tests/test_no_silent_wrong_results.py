@@ -134,3 +134,26 @@ def test_avg_pool_of_int64_truncates_toward_zero():
         F.avg_pool1d(x.int(), 2)
     with pytest.raises(NotImplementedError, match="\"max_pool1d_impl\" not implemented for 'Long'"):
         F.max_pool1d(x, 2)
+
+
+# -- Python operators and shapes -------------------------------------------------------------------------------
+def test_reflected_operators_called_directly_with_a_tensor():
+    x, y = tp.tensor([3.0, 4.0]), tp.tensor([2.0, 8.0])
+    assert x.__rsub__(y).tolist() == [-1.0, 4.0]
+    assert x.__rpow__(y).tolist() == [8.0, 4096.0]
+    assert x.__rmod__(y).tolist() == [2.0, 0.0]
+    assert x.__rtruediv__(y).tolist() == pytest.approx([2 / 3, 2.0])
+    assert x.__rfloordiv__(y).tolist() == [0.0, 2.0]
+    assert tp.ones(2, 3).__rmatmul__(tp.ones(4, 2)).shape == (4, 3)
+    assert x.__rsub__("a") is NotImplemented
+
+
+def test_broadcast_shapes_of_ints_and_sequences():
+    assert tp.broadcast_shapes(5, (1,)) == (5,)
+    assert tp.broadcast_shapes((2, 1), 3, None) == (2, 3)
+    with pytest.raises(RuntimeError, match=r"^Attempting to broadcast a dimension of length 3 at -1! Mismatching "
+                                           r"argument at index 1 had \(3,\); but expected shape should be "
+                                           r"broadcastable to \[2\]$"):
+        tp.broadcast_shapes(2, 3)
+    with pytest.raises(ValueError, match="^Attempting to broadcast a dimension with negative length!$"):
+        tp.broadcast_shapes(-1)

@@ -247,3 +247,30 @@ def test_avg_pool_of_int64_truncates_like_torch(kwargs):
     kw2 = dict(kwargs, **({"padding": (0, kwargs["padding"])} if "padding" in kwargs else {}))
     assert_same(lambda m: m.nn.functional.avg_pool2d(m.tensor(x), (1, 3), **kw2))
     assert_same(lambda m: m.nn.functional.avg_pool2d(m.tensor(x), (2, 2), divisor_override=3))
+
+
+# -- Python operators called directly ---------------------------------------------------------------------
+REFLECTED = ["__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__", "__rmod__", "__rpow__", "__rand__",
+             "__ror__", "__rxor__", "__rmatmul__"]
+
+
+@pytest.mark.parametrize("other", ["tensor", "int", "float", "str"])
+@pytest.mark.parametrize("name", REFLECTED)
+def test_reflected_operators_called_directly(name, other):
+    def call(m):
+        x = m.tensor([[3, 5], [7, 2]]) if name not in ("__rtruediv__", "__rpow__") else m.tensor([[3.0, 5], [7, 2]])
+        y = {"tensor": lambda: m.tensor([[2, 4], [1, 6]]), "int": lambda: 2, "float": lambda: 2.5,
+             "str": lambda: "a"}[other]()
+        return getattr(x, name)(y)
+    (_, mine), (_, theirs) = both(call)
+    assert_same(call, message=None if isinstance(theirs, NotImplementedError) else "all")
+
+
+# -- broadcast_shapes ---------------------------------------------------------------------------------------
+SHAPES = [(5, (1,)), (5,), (2, 3), ((2, 3), (3,)), ((2, 3), (4,)), ((-1,),), (-1,), ([2, 1], (1, 4)), (), ((),),
+          ((2, 1), 3), ((1, 0), (3, 1)), (0, 1), ((2,), (0,)), (None, (2,)), (2.5,), ((3,), (-1,)), ((1,), (-2,))]
+
+
+@pytest.mark.parametrize("shapes", SHAPES, ids=str)
+def test_broadcast_shapes_takes_ints_as_1d_shapes(shapes):
+    assert_same(lambda m: tuple(m.broadcast_shapes(*shapes)))

@@ -211,6 +211,13 @@ def __matmul__(self, other):
     return matmul(self, other)
 
 
+def __rmatmul__(self, other):
+    """``other @ self`` for a tensor ``other`` (reached by calling it directly), NotImplemented otherwise."""
+    if not isinstance(other, Tensor):
+        return NotImplemented
+    return matmul(other, self)
+
+
 for _name, _fn, _doc in (
         ("matmul", matmul, "Matrix product with PyTorch's rules for 1-D operands and broadcast batch dims; "
                            "both operands must have the same dtype."),
@@ -221,6 +228,7 @@ for _name, _fn, _doc in (
     attach(_name, document(_fn, _doc))
     public(_name, _fn)
 attach("__matmul__", __matmul__)
+attach("__rmatmul__", __rmatmul__)
 
 
 # -- linear, addmm, outer ----------------------------------------------------------------------

@@ -2324,9 +2324,25 @@ _random("random_", _on_copy("random_"), ALL, _random_samples(lambda d: ((0, 2), 
 # -- Python operators with their own code paths -----------------------------------------------------------
 # ``number OP tensor`` wraps the number on the left; ``__add__`` and the other forward operators are the
 # entries' functions with the operands in order and need no entries of their own.
-def _reflected(name, ref, dtypes, scalars, low=None, high=None, grad=True):
-    return _add(name, _method(name), lambda x, s: ref(s, x), dtypes, _scalar_lhs_samples(scalars, low, high),
-                supports_autograd=grad, aten=())
+def _reflected_samples(scalars, low, high, bool_tensors):
+    """The Python-number samples, then a tensor as the other operand: ``x.__rsub__(y)`` called directly is
+    ``y - x`` (PyTorch computes it; it is not NotImplemented). ``bool_tensors``: whether the op takes two
+    bool tensors (``%`` and ``**`` do not, though a bool tensor and a number promote)."""
+    numbers_first = _scalar_lhs_samples(scalars, low, high)
+
+    def sample_inputs(device, dtype, requires_grad):
+        yield from numbers_first(device, dtype, requires_grad)
+        if dtype is tp.bool and not bool_tensors:
+            return
+        other = make_tensor((3, 4), dtype, low, high, seed=91, requires_grad=requires_grad, exclude_zero=True)
+        yield SampleInput(make_tensor((3, 4), dtype, low, high, seed=90, requires_grad=requires_grad,
+                                      exclude_zero=True), (other,), name="tensor_other")
+    return sample_inputs
+
+
+def _reflected(name, ref, dtypes, scalars, low=None, high=None, grad=True, bool_tensors=True):
+    return _add(name, _method(name), lambda x, s: ref(s, x), dtypes,
+                _reflected_samples(scalars, low, high, bool_tensors), supports_autograd=grad, aten=())
 
 
 _reflected("__radd__", _add_ref, ALL, (7, -2.5))
@@ -2334,8 +2350,8 @@ _reflected("__rsub__", _sub_ref, NO_BOOL, (7, -2.5))
 _reflected("__rmul__", _promote_ref(np.multiply), ALL, (7, -2.5))
 _reflected("__rtruediv__", _float_binary_ref(np.divide), ALL, (7, -2.5))
 _reflected("__rfloordiv__", _promote_ref(np.floor_divide), NO_BOOL, (7, -2.5))
-_reflected("__rmod__", _promote_ref(np.remainder), ALL, (7, -2.5))
-_reflected("__rpow__", _promote_ref(np.power, _int_pow), ALL, (2, 1.5), low=0, high=4)
+_reflected("__rmod__", _promote_ref(np.remainder), ALL, (7, -2.5), bool_tensors=False)
+_reflected("__rpow__", _promote_ref(np.power, _int_pow), ALL, (2, 1.5), low=0, high=4, bool_tensors=False)
 for _name, _fn in (("__rand__", np.bitwise_and), ("__ror__", np.bitwise_or), ("__rxor__", np.bitwise_xor)):
     _reflected(_name, _promote_ref(_fn), INTEGRAL_AND_BOOL, (6, True), grad=False)
 unary("__invert__", np.invert, kind="same", dtypes=INTEGRAL_AND_BOOL, grad=False, inplace=False,
