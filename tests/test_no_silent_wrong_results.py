@@ -157,3 +157,26 @@ def test_broadcast_shapes_of_ints_and_sequences():
         tp.broadcast_shapes(2, 3)
     with pytest.raises(ValueError, match="^Attempting to broadcast a dimension with negative length!$"):
         tp.broadcast_shapes(-1)
+
+
+# -- normalization on empty inputs ---------------------------------------------------------------------------
+def test_batch_norm_on_an_empty_batch_keeps_the_running_statistics():
+    rm, rv = tp.zeros(3), tp.ones(3)
+    w = tp.ones(3, requires_grad=True)
+    y = F.batch_norm(tp.ones(0, 3), rm, rv, w, training=True)
+    y.sum().backward()
+    assert y.shape == (0, 3) and rm.tolist() == [0.0] * 3 and rv.tolist() == [1.0] * 3
+    assert w.grad.tolist() == [0.0] * 3
+    assert F.batch_norm(tp.ones(2, 0, 4), None, None, training=True).shape == (2, 0, 4)  # no channels
+
+
+def test_group_norm_on_an_empty_batch():
+    w = tp.ones(4, requires_grad=True)
+    y = F.group_norm(tp.ones(0, 4, 5), 2, w)
+    y.sum().backward()
+    assert y.shape == (0, 4, 5) and w.grad.tolist() == [0.0] * 4
+
+
+def test_gather_on_empty_inputs():
+    assert tp.gather(tp.ones(0, 3), 1, tp.zeros(0, 2, dtype=tp.int64)).shape == (0, 2)
+    assert tp.gather(tp.ones(2, 3), 1, tp.zeros(2, 0, dtype=tp.int64)).shape == (2, 0)

@@ -274,3 +274,59 @@ SHAPES = [(5, (1,)), (5,), (2, 3), ((2, 3), (3,)), ((2, 3), (4,)), ((-1,),), (-1
 @pytest.mark.parametrize("shapes", SHAPES, ids=str)
 def test_broadcast_shapes_takes_ints_as_1d_shapes(shapes):
     assert_same(lambda m: tuple(m.broadcast_shapes(*shapes)))
+
+
+# -- normalization and gather on empty inputs ------------------------------------------------------------------
+def _batch_norm_run(shape, training, stats, affine):
+    def run(m):
+        c = shape[1]
+        x = m.ones(*shape, requires_grad=True)
+        rm, rv = (m.zeros(c), m.ones(c)) if stats else (None, None)
+        w, b = (m.ones(c, requires_grad=True), m.zeros(c, requires_grad=True)) if affine else (None, None)
+        y = m.nn.functional.batch_norm(x, rm, rv, w, b, training=training)
+        y.sum().backward()
+        return (y, x.grad) + ((rm, rv) if stats else ()) + ((w.grad, b.grad) if affine else ())
+    return run
+
+
+@pytest.mark.parametrize("affine", [False, True])
+@pytest.mark.parametrize("stats", [False, True])
+@pytest.mark.parametrize("training", [False, True])
+@pytest.mark.parametrize("shape", [(0, 3), (0, 3, 4), (2, 3, 0), (2, 0), (2, 0, 4)], ids=str)
+def test_batch_norm_of_empty_inputs(shape, training, stats, affine):
+    if affine and shape[1] == 0:
+        pytest.skip("PyTorch fails (an IndexError in select) for a weight of no channels")
+    assert_same(_batch_norm_run(shape, training, stats, affine))
+
+
+@pytest.mark.parametrize("affine", [False, True])
+@pytest.mark.parametrize("shape,groups", [((0, 4), 2), ((0, 4, 5), 2), ((0, 4, 0), 2), ((2, 0), 2), ((0, 0), 1),
+                                          ((2, 4, 3), 2)], ids=str)
+def test_group_norm_of_empty_inputs(shape, groups, affine):
+    def run(m):
+        c = shape[1]
+        x = m.ones(*shape, requires_grad=True)
+        w, b = (m.ones(c, requires_grad=True), m.zeros(c, requires_grad=True)) if affine else (None, None)
+        y = m.nn.functional.group_norm(x, groups, w, b)
+        y.sum().backward()
+        return (y, x.grad) + ((w.grad, b.grad) if affine else ())
+    assert_same(run)
+
+
+def test_batch_norm_module_keeps_its_statistics_on_an_empty_batch():
+    def run(m):
+        mod = m.nn.BatchNorm1d(3)
+        mod(m.ones(0, 3))
+        return mod.running_mean, mod.running_var, mod.num_batches_tracked
+    assert_same(run)
+
+
+@pytest.mark.parametrize("self_shape,dim,index_shape", [((0, 3), 1, (0, 2)), ((3, 0), 0, (2, 0)), ((2, 3), 1, (2, 0)),
+                                                        ((0,), 0, (0,)), ((0, 3), 0, (0, 3))], ids=str)
+def test_gather_of_empty_inputs(self_shape, dim, index_shape):
+    def run(m):
+        x = m.ones(*self_shape, requires_grad=True)
+        y = m.gather(x, dim, m.zeros(*index_shape, dtype=m.int64))
+        y.sum().backward()
+        return y, x.grad
+    assert_same(run)

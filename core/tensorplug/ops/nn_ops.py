@@ -501,10 +501,14 @@ def _check_batch_norm(input, weight, bias, running_mean, running_var, training, 
 def _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
     c = input._shape[1]
     dims = (0,) + tuple(range(2, input.dim()))
-    if training or running_mean is None or running_var is None:
+    n = input.numel() // c if c else 0
+    if (training or running_mean is None or running_var is None) and not n:
+        # no values per channel (an empty batch): nothing to normalize, and as in PyTorch the running
+        # statistics stay as they are (their update would be NaN, and so the weight's gradient)
+        mean = var = zeros((c,), dtype=input._dtype, device=input._device)
+    elif training or running_mean is None or running_var is None:
         var, mean = _var_mean(input, dims, correction=0)
         if training and running_mean is not None:
-            n = input.numel() // c
             with no_grad():
                 running_mean.mul_(1 - momentum).add_(mean.detach().to(running_mean._dtype) * momentum)
                 running_var.mul_(1 - momentum).add_(var.detach().to(running_var._dtype) * (momentum * n / (n - 1)))
@@ -572,8 +576,12 @@ def _check_group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn
 
 def _group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
     n, c = input._shape[:2]
-    x = input.reshape(n, num_groups, -1)
-    var, mean = _var_mean(x, (-1,), correction=0, keepdim=True)
+    m = input.numel() // (n * num_groups) if n else c // num_groups * math.prod(input._shape[2:])
+    x = input.reshape(n, num_groups, m)  # (-1 is ambiguous for an empty batch)
+    if m:
+        var, mean = _var_mean(x, (-1,), correction=0, keepdim=True)
+    else:  # empty groups: NaN statistics as PyTorch's (0 / 0), without var_mean's degrees-of-freedom warning
+        var = mean = x.sum(-1, keepdim=True) / 0.0
     out = ((x - mean) * (var + eps).rsqrt()).view(input._shape)
     shape = (c,) + (1,) * (input.dim() - 2)
     if weight is not None:

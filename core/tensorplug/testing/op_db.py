@@ -1521,6 +1521,10 @@ _GATHER_CASES = (
     ("dim0", (3, 4), {}, 0, (2, 4)), ("dim1_smaller", (3, 4), {}, 1, (2, 3)), ("dim_neg", (2, 3, 4), {}, -1, (2, 3, 6)),
     ("transposed", (4, 3), _T, 0, (4, 3)), ("stepped", (3, 5), _NC, 1, (3, 2)), ("empty_index", (3, 4), {}, 0, (0, 4)),
     ("scalar", (), {}, 0, ()), ("large", (64, 65), {}, 1, (64, 65)),
+    # empty inputs, as PyTorch takes them: an empty self (its gathered dim or another), an index empty on
+    # another dim than the gathered one
+    ("empty_self", (0, 3), {}, 1, (0, 2)), ("empty_self_dim", (3, 0), {}, 0, (2, 0)),
+    ("empty_index_dim1", (2, 3), {}, 1, (2, 0)),
 )
 
 
@@ -2665,6 +2669,8 @@ def _batch_norm_ref(x, running_mean, running_var, weight=None, bias=None, traini
     v = S.f64(x)
     axes = (0,) + tuple(range(2, v.ndim))
     shape = (-1,) + (1,) * (v.ndim - 2)
+    if v.size == 0:
+        return S.cast(v, x.dtype)
     if training or running_mean is None:
         mean, var = v.mean(axis=axes), v.var(axis=axes)
     else:
@@ -2692,6 +2698,11 @@ def _batch_norm_samples(device, dtype, requires_grad):
     tiny_affine = _norm_params(dtype, rg, 2, 30)[2:]
     yield SampleInput(make_tensor((3, 2), dtype, -2, 2, seed=5, requires_grad=rg), (None, None) + tiny_affine,
                       {"training": True}, name="tiny_training")
+    if not requires_grad:  # empty inputs: an empty result (no channel statistics to compute), as in PyTorch
+        yield SampleInput(make_tensor((0, 3), dtype, seed=6), (None, None, w, b), {"training": True},
+                          name="empty_batch")
+        yield SampleInput(make_tensor((2, 0, 4), dtype, seed=7), (None, None), {"training": True},
+                          name="no_channels")
 
 
 def _batch_norm_update(input, running_mean, running_var, *args, **kwargs):
@@ -2704,6 +2715,8 @@ def _batch_norm_update_ref(x, running_mean, running_var, weight=None, bias=None,
     v = S.f64(x)
     axes = (0,) + tuple(range(2, v.ndim))
     n = v.size // v.shape[1]
+    if n == 0:  # an empty batch leaves the running statistics as they are, as in PyTorch
+        return S.cast(v, x.dtype), running_mean.copy(), running_var.copy()
     rm = (1 - momentum) * S.f64(running_mean) + momentum * v.mean(axis=axes)
     rv = (1 - momentum) * S.f64(running_var) + momentum * v.var(axis=axes) * n / (n - 1)
     out = _batch_norm_ref(x, None, None, weight, bias, True, momentum, eps)
@@ -2715,6 +2728,7 @@ def _batch_norm_update_samples(device, dtype, requires_grad):
     yield SampleInput(make_tensor((3, 2, 2), dtype, -2, 2, seed=3), (rm, rv, w, b), name="affine")
     yield SampleInput(make_tensor((4, 2), dtype, -2, 2, seed=4), (rm, rv),
                       {"momentum": 0.3}, name="momentum")
+    yield SampleInput(make_tensor((0, 2, 3), dtype, seed=5), (rm, rv, w, b), name="empty_batch")
 
 
 _nn("batch_norm", _batch_norm_ref, _batch_norm_samples, aten=("batch_norm", "var_mean", "rsqrt", "mul", "add"), **_NN_TOL,
@@ -2754,6 +2768,8 @@ _nn("layer_norm", _layer_norm_ref, _layer_norm_samples, aten=("layer_norm", "var
 
 def _group_norm_ref(x, num_groups, weight=None, bias=None, eps=1e-5):
     v = S.f64(x)
+    if v.size == 0:
+        return S.cast(_affine(v, weight, bias, (-1,) + (1,) * (v.ndim - 2)), x.dtype)
     g = v.reshape(v.shape[0], num_groups, -1)
     r = ((g - g.mean(axis=-1, keepdims=True)) / np.sqrt(g.var(axis=-1, keepdims=True) + eps)).reshape(v.shape)
     return S.cast(_affine(r, weight, bias, (-1,) + (1,) * (v.ndim - 2)), x.dtype)
@@ -2765,6 +2781,9 @@ def _group_norm_samples(device, dtype, requires_grad):
     yield SampleInput(mk((2, 4, 3), 0), (2, mk((4,), 1, 0.5, 2), mk((4,), 2)), name="affine")
     yield SampleInput(mk((2, 6, 2, 2), 3, **_NC), (3,), {"eps": 0.1}, name="spatial")
     yield SampleInput(mk((3, 2), 4), (1,), name="one_group")
+    if not requires_grad:  # an empty batch: an empty result, as in PyTorch
+        yield SampleInput(mk((0, 4, 3), 5), (2, mk((4,), 6, 0.5, 2), mk((4,), 7)), name="empty_batch")
+        yield SampleInput(mk((0, 4), 8), (2,), name="empty_batch_no_spatial")
 
 
 _nn("group_norm", _group_norm_ref, _group_norm_samples, aten=("group_norm", "var_mean", "rsqrt"), **_NN_TOL,
