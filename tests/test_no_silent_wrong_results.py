@@ -180,3 +180,18 @@ def test_group_norm_on_an_empty_batch():
 def test_gather_on_empty_inputs():
     assert tp.gather(tp.ones(0, 3), 1, tp.zeros(0, 2, dtype=tp.int64)).shape == (0, 2)
     assert tp.gather(tp.ones(2, 3), 1, tp.zeros(2, 0, dtype=tp.int64)).shape == (2, 0)
+
+
+# -- norm -------------------------------------------------------------------------------------------------------
+def test_norm_p0_requires_grad_with_no_gradient():
+    x = tp.tensor([1.5, 0.0, -2.0], requires_grad=True)
+    n = tp.norm(x, 0)
+    assert n.item() == 2.0 and n.requires_grad and type(n.grad_fn).__name__ == "LinalgVectorNormBackward0"
+    n.backward()
+    assert x.grad is None
+
+
+@pytest.mark.parametrize("p", [0.5, -1])
+def test_norm_gradient_at_zero_is_zero_for_p_below_1(p):
+    g = _grad(lambda x: tp.norm(x, p), [1.5, 0.0, -2.0])
+    assert g[1] == 0.0 and not any(math.isnan(v) for v in g)

@@ -330,3 +330,30 @@ def test_gather_of_empty_inputs(self_shape, dim, index_shape):
         y.sum().backward()
         return y, x.grad
     assert_same(run)
+
+
+# -- norm's gradients ---------------------------------------------------------------------------------------
+NORM_X = [[1.5, -2.0, 0.0], [3.0, -3.0, 0.5]]
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dim", [None, 1, (0, 1)])
+@pytest.mark.parametrize("p", [0, 0.5, 1, 1.5, 2, 3, -1, float("inf"), -float("inf"), "fro"])
+def test_norm_requires_grad_and_its_gradients(p, dim, keepdim):
+    def run(m):
+        x = m.tensor(NORM_X, dtype=m.float64, requires_grad=True)
+        n = m.norm(x, p, dim, keepdim)
+        assert n.requires_grad
+        n.sum().backward()
+        return n, x.grad
+    assert_same(run)
+
+
+@pytest.mark.parametrize("p", [0.5, 1.5, 2, 3, -1])
+def test_norm_double_backward(p):
+    def run(m):
+        x = m.tensor(NORM_X, dtype=m.float64, requires_grad=True)
+        (g,) = m.autograd.grad(m.norm(x + 1, p), x, create_graph=True)
+        (gg,) = m.autograd.grad(g.sum(), x)
+        return g, gg
+    assert_same(run)

@@ -1256,8 +1256,9 @@ def _norm_samples(device, dtype, requires_grad):
         dim = s.args[0] if s.args else None
         s.args, s.kwargs = ("fro", dim), {"keepdim": s.kwargs.get("keepdim", False)}
         yield s
-    for i, p in enumerate((1, 3, 0.5, math.inf, -math.inf, 0)):
-        if rg and p in (0, math.inf, -math.inf):
+    # p = 0 is sampled with gradients too: its result requires grad, with no gradient (as in PyTorch)
+    for i, p in enumerate((1, 3, 0.5, math.inf, -math.inf, 0, -1)):
+        if rg and p in (math.inf, -math.inf):
             continue
         yield SampleInput(make_tensor((3, 4), dtype, seed=70 + i, requires_grad=rg), (p,), name=f"p_{p}")
         yield SampleInput(make_tensor((3, 4), dtype, seed=80 + i, requires_grad=rg), (p, 1), {"keepdim": True},
@@ -1266,6 +1267,9 @@ def _norm_samples(device, dtype, requires_grad):
         yield SampleInput(make_tensor((3, 4), dtype, seed=90), (2, (0, 1)), {"dtype": tp.float64}, name="dtype")
         v = np.array([[np.nan, 1, 2], [np.inf, 1, 2], [0, 0, 0]])
         yield SampleInput(make_tensor(v.shape, dtype, values=v), (2, 1), name="special_values")
+        zeros = make_tensor((2, 3), dtype, values=np.array([[1.5, 0, -2], [0, 0, 3]]))
+        for p in (0.5, -1, 0):
+            yield SampleInput(zeros, (p, 1), name=f"p_{p}_with_zeros")
 
 
 _add("norm", tp.norm, _norm_ref, FLOATING, _norm_samples, aten=("linalg_vector_norm",),
