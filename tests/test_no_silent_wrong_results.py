@@ -195,3 +195,16 @@ def test_norm_p0_requires_grad_with_no_gradient():
 def test_norm_gradient_at_zero_is_zero_for_p_below_1(p):
     g = _grad(lambda x: tp.norm(x, p), [1.5, 0.0, -2.0])
     assert g[1] == 0.0 and not any(math.isnan(v) for v in g)
+
+
+# -- pad ----------------------------------------------------------------------------------------------------------
+def test_pad_crops_in_every_mode():
+    x = tp.arange(5.0).reshape(1, 5)
+    assert F.pad(x, (2, -1), "reflect").tolist() == [[2.0, 1.0, 0.0, 1.0, 2.0, 3.0]]
+    assert F.pad(x, (-1, 2), "replicate").tolist() == [[1.0, 2.0, 3.0, 4.0, 4.0, 4.0]]
+    assert F.pad(x, (-1, 2), "circular").tolist() == [[1.0, 2.0, 3.0, 4.0, 1.0, 2.0]]  # crops, then wraps
+    assert F.pad(x, (-1, -2)).tolist() == [[1.0, 2.0]]
+    with pytest.raises(RuntimeError, match=r"^input \(W: 5\) is too small\. Calculated output W: 0$"):
+        F.pad(x, (-5, 0), "reflect")
+    with pytest.raises(RuntimeError, match=r"^narrow\(\): length must be non-negative\.$"):
+        F.pad(x, (-6, 2))

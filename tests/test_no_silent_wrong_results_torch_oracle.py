@@ -357,3 +357,31 @@ def test_norm_double_backward(p):
         (gg,) = m.autograd.grad(g.sum(), x)
         return g, gg
     assert_same(run)
+
+
+# -- pad with negative (cropping) pads ------------------------------------------------------------------------
+PADS = [((5,), (-1, -2), "constant"), ((5,), (-6, 2), "constant"), ((2, 5), (-1, -1, 1, -1), "constant"),
+        ((1, 5), (-1, -2), "reflect"), ((1, 5), (-1, 2), "reflect"), ((1, 5), (2, -1), "reflect"),
+        ((1, 5), (-3, 4), "reflect"), ((1, 5), (3, -3), "reflect"), ((1, 5), (-6, 2), "reflect"),
+        ((1, 5), (-5, 0), "reflect"), ((1, 5), (-1, -1), "replicate"), ((1, 5), (2, -1), "replicate"),
+        ((1, 5), (-6, 2), "replicate"), ((1, 5), (-1, 2), "circular"), ((1, 5), (2, -1), "circular"),
+        ((1, 5), (-2, -2), "circular"), ((1, 5), (-3, -3), "circular"), ((1, 5), (6, -1), "circular"),
+        ((1, 2, 3, 4), (-1, 1, 1, -1), "reflect"), ((1, 2, 3, 4), (-1, 1, 1, -1), "replicate"),
+        ((1, 2, 3, 4), (-1, 1, 1, -1), "circular"), ((1, 1, 3, 4), (-4, 0, -3, 0), "reflect"),
+        ((1, 1, 3, 4), (-4, 0, -3, 0), "replicate"), ((1, 1, 2, 3, 4), (-4, 0, -3, 0, -2, 0), "replicate"),
+        ((1, 1, 2, 3, 4), (1, -2, -1, 1, 1, -1), "reflect"), ((1, 1, 3, 4), (0, 0, -3, 0), "reflect")]
+
+
+@pytest.mark.parametrize("shape,pad,mode", PADS, ids=str)
+def test_pad_with_negative_pads(shape, pad, mode):
+    def run(m):
+        x = m.arange(float(np.prod(shape))).reshape(shape).requires_grad_()
+        y = m.nn.functional.pad(x, pad, mode)
+        y.sum().backward()
+        return y, x.grad
+    assert_same(run)
+
+
+@pytest.mark.parametrize("args", [(0, 6, -1), (5, 0, -1), (0, -6, 1), (0, 3, 3), (0, -2, 2)], ids=str)
+def test_narrow_checks_in_torch_order(args):
+    assert_same(lambda m: m.ones(5).narrow(*args))

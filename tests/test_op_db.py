@@ -45,7 +45,7 @@ NOT_OPS = {
 # counterparts (relu, softmax, one_hot, tanh, ...) are entries; the functional wrappers (inplace=, dim=None)
 # and the remaining layers and losses are still to be added.
 NN_FUNCTIONAL_PENDING = {
-    "bilinear", "pad", "one_hot", "normalize", "relu", "relu_", "relu6", "elu", "leaky_relu", "gelu", "silu",
+    "bilinear", "one_hot", "normalize", "relu", "relu_", "relu6", "elu", "leaky_relu", "gelu", "silu",
     "mish", "softplus", "hardtanh", "tanh", "sigmoid", "softmax", "softmin", "log_softmax",
     "smooth_l1_loss",
 }

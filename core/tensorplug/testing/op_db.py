@@ -3121,6 +3121,52 @@ def _logsigmoid_ref(x):
 _nn("logsigmoid", _act_ref(_logsigmoid_ref), _act_samples(()), aten=("log_sigmoid_forward",), **_NN_TOL)
 
 
+def _pad_ref(x, pad, mode="constant", value=None):
+    """numpy's pad for the positive pads, slicing for the negative ones (crops): reflect and replicate pad the
+    whole input first, constant and circular crop first (PyTorch's order)."""
+    v = S.f64(x)
+    nd = len(pad) // 2
+    pairs = [(0, 0)] * (v.ndim - nd) + [(pad[2 * i], pad[2 * i + 1]) for i in reversed(range(nd))]
+    grow = [(max(lo, 0), max(hi, 0)) for lo, hi in pairs]
+
+    def cut(a):
+        return a[tuple(slice(max(-lo, 0), a.shape[d] - max(-hi, 0)) for d, (lo, hi) in enumerate(pairs))]
+    if mode == "constant":
+        out = np.pad(cut(v), grow, constant_values=0.0 if value is None else value)
+    elif mode == "circular":
+        out = np.pad(cut(v), grow, mode="wrap")
+    else:
+        out = cut(np.pad(v, grow, mode="reflect" if mode == "reflect" else "edge"))
+    return S.cast(out, x.dtype)
+
+
+_PAD_CASES = (
+    # name, shape, pad, mode (negative pads crop, in every mode)
+    ("constant", (2, 3, 4), (1, 2), "constant"), ("constant_crop", (2, 3, 4), (-1, 2, 0, -2), "constant"),
+    ("constant_value", (3, 4), (2, -1), "constant"), ("reflect", (2, 5), (2, 1), "reflect"),
+    ("reflect_crop", (1, 2, 5), (-1, 3), "reflect"), ("reflect_2d_crop", (1, 2, 3, 4), (-1, 1, 2, -1), "reflect"),
+    ("replicate_crop", (2, 5), (3, -2), "replicate"), ("replicate_2d_crop", (1, 1, 3, 4), (-2, 2, 1, -1), "replicate"),
+    ("circular_crop", (1, 2, 5), (-1, 2), "circular"), ("circular_2d_crop", (1, 1, 3, 4), (2, -1, -1, 1), "circular"),
+)
+
+
+def _pad_samples(device, dtype, requires_grad):
+    for i, (name, shape, pad, mode) in enumerate(_PAD_CASES):
+        kw = {"value": 2.5} if name == "constant_value" else {}
+        yield SampleInput(make_tensor(shape, dtype, seed=i, requires_grad=requires_grad), (pad, mode), kw, name=name)
+
+
+_nn("pad", _pad_ref, _pad_samples, aten=("constant_pad_nd", "index_select", "cat"),
+    error_inputs=_errors(
+        lambda: _err(RuntimeError, r"input \(W: 5\) is too small\. Calculated output W: 0", _t((1, 5)), (-5, 0),
+                     "reflect"),
+        lambda: _err(RuntimeError, r"narrow\(\): length must be non-negative\.", _t((1, 5)), (-6, 2)),
+        lambda: _err(RuntimeError, "Padding value causes wrapping around more than once.", _t((1, 5)), (6, -1),
+                     "circular"),
+        lambda: _err(RuntimeError, "Negative padding value is resulting in an empty dimension", _t((1, 5)), (-3, -3),
+                     "circular")))
+
+
 def _linear_nn_samples(device, dtype, requires_grad):
     for s in _linear_samples(device, dtype, requires_grad):
         if s.name != "large":
