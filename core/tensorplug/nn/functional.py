@@ -290,6 +290,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     ``training=True`` uses the batch's statistics and, when given, updates ``running_mean`` and
     ``running_var`` in place (``momentum``-weighted; the running variance is the unbiased one);
     ``training=False`` uses the running statistics. Computed as ``x * scale + shift`` per channel.
+    An empty batch gives an empty result and, as in PyTorch, leaves the running statistics as they are.
     """
     if training and input.dim() >= 2:
         _verify_batch_size(input._shape)
