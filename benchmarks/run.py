@@ -74,6 +74,18 @@ def cases(quick):
         ta = torch.from_numpy(a) if torch else None
         add_case(f"repr(x)  float32[{n}]", lambda a=a: repr(a), lambda x=x: repr(x),
                  (lambda ta=ta: repr(ta)) if torch else None)
+    # in-place writes: the version bump and the overlap checks on the written tensor (a plain tensor,
+    # and a view, whose layout is checked)
+    a = rng.standard_normal(4).astype(np.float32)
+    x = tp.from_numpy(a.copy())
+    tx = torch.from_numpy(a.copy()) if torch else None
+    add_case("x.add_(1)  float32[4]", lambda: np.add(a, 1, out=a), lambda: x.add_(1),
+             (lambda: tx.add_(1)) if torch else None)
+    v = tp.from_numpy(a.copy()).view(2, 2)
+    tv = torch.from_numpy(a.copy()).view(2, 2) if torch else None
+    av = a.reshape(2, 2)
+    add_case("view.add_(1)  float32[2,2]", lambda: np.add(av, 1, out=av), lambda: v.add_(1),
+             (lambda: tv.add_(1)) if torch else None)
     for n in (64, 256) + (() if quick else (1024,)):
         m1 = rng.standard_normal((n, n)).astype(np.float32)
         m2 = rng.standard_normal((n, n)).astype(np.float32)

@@ -300,3 +300,50 @@ def test_linspace_property(start, end, steps):
     np.testing.assert_allclose(t.numpy(), expected, rtol=1e-12, atol=1e-12)
     if steps:
         assert t[0].item() == start and t[-1].item() == (end if steps > 1 else start)
+
+
+# -- lengths, steps and overflow as PyTorch has them ------------------------------------------------------
+def test_integer_arange_truncates_the_bounds_and_step_first():
+    """int64 counts the length from the truncated bounds and step; narrower integer types count it in
+    double from the bounds as given, and step by the truncated step (PyTorch's arithmetic)."""
+    assert tp.arange(3.1, dtype=tp.int64).tolist() == [0, 1, 2]
+    assert tp.arange(-2.5, 3.7, 1.5, dtype=tp.int64).tolist() == [-2, -1, 0, 1, 2]
+    assert tp.arange(0, 5, 1.5, dtype=tp.int64).tolist() == [0, 1, 2, 3, 4]
+    assert tp.arange(0, 0.5, dtype=tp.int64).tolist() == []
+    assert tp.arange(0, 5, 1.5, dtype=tp.int32).tolist() == [0, 1, 2, 3]
+    assert tp.arange(0.5, 3.7, 0.9, dtype=tp.int16).tolist() == [0, 0, 0, 0]
+    assert tp.arange(-2.5, 3.7, 1.5, dtype=tp.uint8).tolist() == [254, 255, 0, 1, 2]
+    with pytest.raises(ValueError, match="^step must be nonzero$"):
+        tp.arange(0, 3, 0.5, dtype=tp.int64)
+
+
+@pytest.mark.parametrize("call,exc,message", [
+    (lambda: tp.arange(0, float("inf")), RuntimeError, "unsupported range: 0 -> inf"),
+    (lambda: tp.arange(0.0, float("nan")), RuntimeError, "unsupported range: 0 -> nan"),
+    (lambda: tp.arange(0, 3, float("nan")), RuntimeError, "step must be nonzero"),
+    (lambda: tp.arange(0.0, 1e300), RuntimeError, "invalid size, possible overflow?"),
+    (lambda: tp.arange(2 ** 63), RuntimeError, "value cannot be converted to type int64_t without overflow"),
+    (lambda: tp.arange(3, dtype=tp.bool), NotImplementedError, "\"arange\" not implemented for 'Bool'"),
+    (lambda: tp.linspace(0, 1, 2.5), TypeError, "linspace() received an invalid combination of arguments - got "
+                                                "(int, int, float), but expected one of:"),
+    (lambda: tp.linspace(0, 1, True), TypeError, "linspace() received an invalid combination of arguments - got "
+                                                 "(int, int, bool), but expected one of:"),
+    (lambda: tp.tensor([300], dtype=tp.int8), RuntimeError, "value cannot be converted to type int8 without overflow"),
+    (lambda: tp.tensor([[1, 256]], dtype=tp.uint8), RuntimeError,
+     "value cannot be converted to type uint8 without overflow"),
+    (lambda: tp.tensor([float("nan")], dtype=tp.int32), RuntimeError,
+     "value cannot be converted to type int32 without overflow"),
+    (lambda: tp.tensor([70000.0], dtype=tp.int16), RuntimeError,
+     "value cannot be converted to type int16 without overflow"),
+])
+def test_factories_raise_instead_of_computing_something_else(call, exc, message):
+    with pytest.raises(exc) as info:
+        call()
+    assert str(info.value).splitlines()[0] == message
+
+
+def test_python_numbers_that_fit_or_wrap_as_in_pytorch():
+    assert tp.tensor([-1, -255], dtype=tp.uint8).tolist() == [255, 1]  # negative ints wrap into uint8
+    assert tp.tensor([70000.0], dtype=tp.int32).tolist() == [70000]
+    assert tp.tensor(np.array([300]), dtype=tp.int8).tolist() == [44]  # an array is cast, as in PyTorch
+    assert tp.linspace(0, 1, np.int64(3)).tolist() == [0.0, 0.5, 1.0]

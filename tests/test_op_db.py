@@ -45,9 +45,9 @@ NOT_OPS = {
 # counterparts (relu, softmax, one_hot, tanh, ...) are entries; the functional wrappers (inplace=, dim=None)
 # and the remaining layers and losses are still to be added.
 NN_FUNCTIONAL_PENDING = {
-    "bilinear", "pad", "one_hot", "normalize", "relu", "relu_", "relu6", "elu", "leaky_relu", "gelu", "silu",
-    "mish", "softplus", "hardtanh", "tanh", "sigmoid", "logsigmoid", "softmax", "softmin", "log_softmax",
-    "binary_cross_entropy", "smooth_l1_loss", "kl_div",
+    "bilinear", "one_hot", "normalize", "relu", "relu_", "relu6", "elu", "leaky_relu", "gelu", "silu",
+    "mish", "softplus", "hardtanh", "tanh", "sigmoid", "softmax", "softmin", "log_softmax",
+    "smooth_l1_loss",
 }
 
 

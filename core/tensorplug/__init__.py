@@ -37,7 +37,7 @@ from .ops import activations as _activations, random as _random, methods as _met
 from .ops import nn_ops as _nn_ops  # noqa: F401
 from .ops.factories import (tensor, as_tensor, from_numpy, empty, zeros, ones, full, empty_like, zeros_like,
                             ones_like, full_like, arange, linspace, eye)
-from .ops.promotion import result_type, broadcast_shapes
+from .ops.promotion import result_type, broadcast_shapes_fn as broadcast_shapes
 from .ops._lib import PUBLIC as _PUBLIC
 from ._printing import set_printoptions
 from . import autograd

@@ -81,6 +81,7 @@ class Tensor:
     # rarely-set state: class defaults, instance dict when set
     _storage = None
     _storage_offset0 = None
+    _no_internal_overlap = False  # set once a write found no two elements sharing memory (dispatch.argcheck)
     _base = None
     _requires_grad = False
     _grad = None

@@ -75,13 +75,47 @@ def _validate(node, i, g, meta):
     return g
 
 
+def _dense_order(t):
+    """The dims of ``t`` from the largest stride to the smallest if ``t`` is non-overlapping and dense
+    (dims of size 1 do not count), else None."""
+    shape, strides = t._shape, t.stride()
+    order = sorted(range(len(shape)), key=lambda d: (-strides[d], d))
+    expected = 1
+    for d in reversed(order):
+        if shape[d] == 1:
+            continue
+        if strides[d] != expected:
+            return None
+        expected *= shape[d]
+    return order
+
+
+def _obeys_layout(g, var):
+    """PyTorch's layout contract for ``.grad``: ``var``'s strides (on dims of size > 1) when ``var`` is
+    non-overlapping and dense, else row-major. An expanded gradient (mean's) never obeys it."""
+    if _dense_order(var) is not None:
+        return all(n == 1 or a == b for n, a, b in zip(g._shape, g.stride(), var.stride()))
+    return g.is_contiguous()
+
+
+def _clone_obeying_layout(g, var):
+    """A copy of ``g`` laid out as the layout contract asks (PyTorch's ``clone_obey_contract``)."""
+    order = _dense_order(var)
+    if order is None or order == sorted(order):
+        return g.clone()  # row-major
+    inverse = sorted(range(len(order)), key=order.__getitem__)
+    return g.permute(order).clone().permute(inverse)
+
+
 def _accumulate(var, g, create_graph, stealable=False):
     """Add gradient ``g`` into leaf ``var.grad``.
 
     The first gradient is kept as ``.grad`` itself when nothing else can see it
-    (``stealable``: no other reference, no view, no history), as PyTorch does;
-    otherwise the leaf gets its own copy, since a gradient tensor may be shared
-    (add's backward hands one tensor to both inputs).
+    (``stealable``: no other reference, no view, no history) and it has the layout
+    PyTorch's layout contract gives ``.grad`` (:func:`_obeys_layout`), as PyTorch does;
+    otherwise the leaf gets its own copy in that layout, since a gradient tensor may be
+    shared (add's backward hands one tensor to both inputs) or expanded (mean's), and
+    ``.grad`` is written in place by later accumulations.
     """
     hooks = var.__dict__.get("_backward_hooks")
     if hooks:
@@ -93,11 +127,11 @@ def _accumulate(var, g, create_graph, stealable=False):
     cur = var._grad
     if cur is None:
         if create_graph:
-            var._grad = g
-        elif stealable and g._grad_fn is None:
+            var._grad = g if _obeys_layout(g, var) else _clone_obeying_layout(g, var)
+        elif stealable and g._grad_fn is None and _obeys_layout(g, var):
             var._grad = g
         else:
-            var._grad = g.detach().clone()
+            var._grad = _clone_obeying_layout(g.detach(), var)
     elif create_graph:
         var._grad = cur + g
     else:

@@ -12,6 +12,7 @@ import numbers
 
 import numpy as np
 
+from .._warn import warn_user
 from ..device import device as _device
 from ..dtypes import dtype as _dtype
 from ..tensor import Tensor
@@ -79,8 +80,9 @@ def coerce(op, arg, value):
 
 def _scalar_of(op, arg, value, typ):
     if typ in ("int", "SymInt"):
-        if isinstance(value, bool) and arg.type != "bool":
-            return int(value)
+        # a bool is not an int to PyTorch's argument parser (x.narrow(0, True, 1) is a TypeError)
+        if isinstance(value, (bool, np.bool_)):
+            _fail(op, arg, value, "int" if not arg.is_list else "tuple of ints")
         if isinstance(value, numbers.Integral):
             return int(value)
         if isinstance(value, Tensor) and value.numel() == 1 and not value.dtype.is_floating_point:
@@ -172,6 +174,55 @@ def check_no_partial_overlap(written, other):
         raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
                            "refer to a single memory location. Please clone() the tensor before performing "
                            "the operation.")
+
+
+_INTERNAL_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a single "
+                     "memory location. Please clone() the tensor before performing the operation.")
+
+# Ops that PyTorch lets write through a tensor whose elements share memory: ``fill_`` with a number
+# (``zero_`` too) writes one value everywhere; ``index_put_`` and ``masked_fill_`` warn that it is
+# deprecated (the text, without PyTorch's "Triggered internally at" suffix).
+_EXPANDED = ("Use of {} on expanded tensors is deprecated. Please clone() the tensor before performing this "
+             "operation. This also applies to advanced indexing e.g. {}")
+INTERNAL_OVERLAP_ALLOWED = {
+    "tensorplug::fill_.Scalar": None,
+    "tensorplug::index_put_": _EXPANDED.format("index_put_", "tensor[indices] = tensor"),
+    "tensorplug::masked_fill_.Scalar": _EXPANDED.format("masked_fill_", "tensor[mask] = scalar"),
+    "tensorplug::masked_fill_.Tensor": _EXPANDED.format("masked_fill_", "tensor[mask] = scalar"),
+}
+
+
+def has_internal_overlap(t):
+    """Whether two elements of ``t`` are one memory location for sure: PyTorch's ``has_internal_overlap``
+    answering YES, for a stride of 0 on a dimension of more than one element (an empty tensor has none).
+
+    Other layouts whose elements may meet (``as_strided`` with small strides, PyTorch's MAYBE) are not
+    analysed, as in PyTorch.
+    """
+    shape = t._shape
+    for size, stride in zip(shape, t.stride()):
+        if stride == 0 and size > 1:
+            return 0 not in shape
+    return False
+
+
+def check_no_internal_overlap(t):
+    """Raise PyTorch's error if writing ``t`` would write some memory location more than once.
+
+    A tensor found free of overlap remembers it (``t._no_internal_overlap``: its layout does not change,
+    except by ``.data = ...``, which forgets it), so the next writes skip the look at its strides.
+    """
+    if has_internal_overlap(t):
+        raise RuntimeError(_INTERNAL_OVERLAP)
+    t._no_internal_overlap = True
+
+
+def warn_internal_overlap(t, message):
+    """For the ops of :data:`INTERNAL_OVERLAP_ALLOWED`: PyTorch's deprecation warning, if any."""
+    if has_internal_overlap(t):
+        warn_user(message)
+    else:
+        t._no_internal_overlap = True
 
 
 def bump_version(t):

@@ -22,7 +22,9 @@ set masked below their own key; they redispatch with ``op.redispatch(ks,
 
 For ops that write to an argument (``Tensor(a!)``), the kernel resolved at
 the Dense key is wrapped to bump the written tensors' version counters, so
-every in-place call counts one write however it reaches the backend.
+every in-place call counts one write however it reaches the backend; the
+wrapper first rejects, for every backend, a written tensor whose elements
+share memory (an expanded view) or that partly overlaps another argument.
 """
 
 from __future__ import annotations
@@ -715,16 +717,29 @@ def _make_bumper(op):
         return None
     names = [f"a{i}" for i in range(len(args))]
     body = [f"def bumping({', '.join(names)}):"]
-    # A written tensor that partly overlaps another tensor argument's memory is rejected, as in
-    # PyTorch. Storage exists only once a view was taken, so a plain call pays one attribute read.
+    # A written tensor whose elements share memory (an expanded view: a stride of 0) is rejected, as
+    # is one that partly overlaps another tensor argument's memory, as in PyTorch. Storage exists
+    # only once a view was taken or a write bumped the version, so a tensor no one ever viewed or
+    # wrote pays one attribute read; others look at their strides once (then a flag says so).
+    # (PyTorch lets a few ops write such a tensor, some with a warning: argcheck.INTERNAL_OVERLAP_ALLOWED)
+    allowed = argcheck.INTERNAL_OVERLAP_ALLOWED.get(op.qualname, False)
+    internal = "_internal" if allowed is False else "_warn_internal" if allowed else None
     reads = [(j, b) for j, b in enumerate(args) if b.type == "Tensor" and not b.is_list]
     for i, a in writes:
-        if a.is_list or not any(j != i for j, _ in reads):
-            continue
         n = names[i]
+        if a.is_list:
+            if internal:
+                body.append(f"    for _w in {n}:")
+                body.append(f"        if {'_w is not None and ' if a.elem_optional else ''}_w._storage is not None "
+                            f"and not _w._no_internal_overlap: {internal}(_w)")
+            continue
+        if internal is None and not any(j != i for j, _ in reads):
+            continue
         body.append(f"    _s = {n}._storage" if not a.optional else
                     f"    _s = {n}._storage if {n} is not None else None")
         body.append("    if _s is not None:")
+        if internal:
+            body.append(f"        if not {n}._no_internal_overlap: {internal}({n})")
         for j, b in reads:
             if j == i:
                 continue
@@ -746,12 +761,14 @@ def _make_bumper(op):
     body.append("    return out")
     src = "\n".join(body) + "\n"
     bump = argcheck.bump_version
+    warn_internal = functools.partial(argcheck.warn_internal_overlap, message=allowed) if allowed else None
     code = []  # compiled on the first resolution, not at import
 
     def wrap(kernel):
         if not code:
             code.append(compile(src, f"<tensorplug version bump {op.qualname}>", "exec"))
-        ns = {"_kernel": kernel, "_bump": bump, "_overlap": argcheck.check_no_partial_overlap}
+        ns = {"_kernel": kernel, "_bump": bump, "_overlap": argcheck.check_no_partial_overlap,
+              "_internal": argcheck.check_no_internal_overlap, "_warn_internal": warn_internal}
         exec(code[0], ns)
         return ns["bumping"]
     return wrap

@@ -13,8 +13,10 @@ Argument errors are PyTorch's (type and message), checked before any work.
 
 from __future__ import annotations
 
+import math
 import warnings
 
+from .. import dtypes as _dt
 from ..autograd.grad_mode import no_grad
 from ..ops.promotion import _pt_name
 from ..ops import nn_ops as _ops
@@ -46,7 +48,11 @@ def linear(input, weight, bias=None):
 
 
 def bilinear(input1, input2, weight, bias=None):
-    """``y[..., o] = input1 @ weight[o] @ input2 + bias[o]`` (weight: out x in1 x in2)."""
+    """``y[..., o] = input1 @ weight[o] @ input2 + bias[o]`` (weight: out x in1 x in2; one dtype for all)."""
+    ts = (("input1", input1), ("input2", input2), ("weight", weight)) + ((("bias", bias),) if bias is not None else ())
+    if any(t._dtype is not input1._dtype for _, t in ts):
+        raise RuntimeError("All tensors must have the same dtype, got " +
+                           ", ".join(f"{n}: {_dt.c_type_name(t._dtype)}" for n, t in ts))
     if input1._shape[:-1] != input2._shape[:-1]:
         raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {list(input1._shape[:-1])} and "
                            f"{list(input2._shape[:-1])}")
@@ -63,8 +69,36 @@ def bilinear(input1, input2, weight, bias=None):
 
 
 # -- padding ------------------------------------------------------------------------------------
+def _check_pad_output(x, pad, mode):
+    """PyTorch's errors for reflect / replicate padding whose negative pads (crops) leave nothing."""
+    nd = len(pad) // 2
+    sizes = x._shape[-nd:][::-1]  # W, H, D: the order of ``pad``
+    outs = [s + pad[2 * i] + pad[2 * i + 1] for i, s in enumerate(sizes)]
+    if all(o < 1 for o in outs) or nd == 1 and outs[0] < 1:
+        names = "WHD"[:nd][::-1]
+        got = dict(zip(names[::-1], sizes))
+        out = dict(zip(names[::-1], outs))
+        if nd == 1:
+            inside = f"W: {got['W']}"
+        elif nd == 2:
+            inside = f"H: {got['H']}, W: {got['W']}" + (" " if mode == "replicate" else "")
+        else:
+            inside = f"D: {got['D']} H: {got['H']}, W: {got['W']}"
+        raise RuntimeError(f"input ({inside}) is too small. Calculated output "
+                           + " ".join(f"{k}: {out[k]}" for k in names))
+    if any(o < 0 for o in outs):
+        shape = list(x._shape[:-nd]) + outs[::-1]
+        bad = next(o for o in shape if o < 0)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: {shape}")
+
+
 def _index_pad(x, pad, mode):
-    """reflect / replicate / circular padding as one ``index_select`` per padded dim."""
+    """reflect / replicate / circular padding as one ``index_select`` per padded dim; negative pads crop.
+
+    As PyTorch computes them, reflect and replicate pad relative to the whole input and then crop,
+    circular crops first and wraps around what is left."""
+    if mode != "circular":
+        _check_pad_output(x, pad, mode)
     out = x
     n = x.dim()
     for i in range(len(pad) // 2):
@@ -82,9 +116,15 @@ def _index_pad(x, pad, mode):
         else:
             if lo > size or hi > size:
                 raise RuntimeError("Padding value causes wrapping around more than once.")
-            idx = [j % size for j in range(-lo, size + hi)]
+            if size + lo + hi < 0:
+                raise RuntimeError("Negative padding value is resulting in an empty dimension")
+            start = max(-lo, 0)
+            kept = size - start - max(-hi, 0)  # what the crops leave, which the pads wrap around
+            if kept <= 0 and (lo > 0 or hi > 0):
+                raise RuntimeError("Padding value causes wrapping around more than once.")
+            idx = [start + j % kept for j in range(-max(lo, 0), kept + max(hi, 0))] if kept > 0 else []
         if lo or hi:
-            out = out.index_select(dim, _tp.tensor(idx, device=out._device))
+            out = out.index_select(dim, _tp.tensor(idx, dtype=_tp.int64, device=out._device))
     return out
 
 
@@ -94,8 +134,8 @@ _PAD_SIZES = {2: (2, 3), 4: (3, 4), 6: (4, 5)}
 def pad(input, pad, mode="constant", value=None):
     """Pad the last ``len(pad) // 2`` dims: ``pad = (left, right, top, bottom, ...)``, last dim first.
 
-    ``mode`` is "constant" (``value``, 0 by default; negative pads crop), "reflect", "replicate" or
-    "circular" (these pad the last 1-3 dims of a batched input).
+    ``mode`` is "constant" (``value``, 0 by default), "reflect", "replicate" or "circular" (these pad the
+    last 1-3 dims of a batched input). Negative pads crop, in every mode, as in PyTorch.
     """
     pad = tuple(pad)
     if len(pad) % 2:
@@ -116,8 +156,6 @@ def pad(input, pad, mode="constant", value=None):
             "for non-constant padding:\n  - 2D or 3D input: padding size = 2 (pads last dimension)\n  - 3D or 4D "
             "input: padding size = 4 (pads last 2 dimensions)\n  - 4D or 5D input: padding size = 6 (pads last "
             "3 dimensions)")
-    if any(p < 0 for p in pad):
-        raise RuntimeError(f"negative padding is not supported for mode {mode}")
     out = _index_pad(input, pad, mode)
     return input.clone() if out is input else out
 
@@ -189,10 +227,20 @@ def _adaptive_matrix(n_in, n_out, like):
 
 def _adaptive_avg_pool(nd, input, output_size):
     name = f"adaptive_avg_pool{nd}d"
+    shape = input._shape
     if input.dim() not in (nd + 1, nd + 2):
-        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {list(input._shape)}")
+        if nd == 1:
+            raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument #1 "
+                               f"'self' (while checking arguments for {name})")
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {list(shape)}")
+    # the spatial dims may not be empty (PyTorch runs the 1-d op as the 2-d one on an (N, C, 1, L) view)
+    shown = shape[:-1] + (1,) + shape[-1:] if nd == 1 else shape
+    for i in range(len(shown) - 2, len(shown)):
+        if shown[i] == 0:
+            raise RuntimeError(f"adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions, "
+                               f"but input has sizes {list(shown)} with dimension {i} being empty")
     if not input._dtype.is_floating_point:
-        raise RuntimeError(f'"adaptive_avg_pool2d" not implemented for \'{_pt_name(input._dtype)}\'')
+        raise NotImplementedError(f'"adaptive_avg_pool2d" not implemented for \'{_pt_name(input._dtype)}\'')
     sizes = input._shape[-nd:]
     out = _single(output_size) if nd == 1 else _pair(output_size)
     if len(out) != nd:
@@ -242,6 +290,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     ``training=True`` uses the batch's statistics and, when given, updates ``running_mean`` and
     ``running_var`` in place (``momentum``-weighted; the running variance is the unbiased one);
     ``training=False`` uses the running statistics. Computed as ``x * scale + shift`` per channel.
+    An empty batch gives an empty result and, as in PyTorch, leaves the running statistics as they are.
     """
     if training and input.dim() >= 2:
         _verify_batch_size(input._shape)
@@ -283,12 +332,17 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     whose ``norm_type``-norm exceeds it; ``scale_grad_by_freq`` divides each row's gradient by how often
     it occurs in ``input``.
     """
-    _ops._check_embedding(weight, input, -1, scale_grad_by_freq, sparse)
-    v = weight._shape[0]
-    if padding_idx is not None:
+    if padding_idx:  # (0 needs no size: a weight of the wrong rank is then the op's error)
+        if not weight.dim():
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        v = weight._shape[0]
         if not -v <= padding_idx < v:
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx %= v
+    if max_norm is not None and weight.dim() != 2:
+        raise RuntimeError(f"Expected 2-dimensional tensor, but got {weight.dim()}-dimensional tensor for argument #1 "
+                           "'self' (while checking arguments for embedding_renorm_)")
+    _ops._check_embedding(weight, input, -1, scale_grad_by_freq, sparse)
     if max_norm is not None:
         _embedding_renorm_(weight, input.reshape(-1), max_norm, norm_type)
     return _ops.embedding(weight, input, -1 if padding_idx is None else padding_idx, scale_grad_by_freq, sparse)
@@ -388,10 +442,10 @@ def sigmoid(input):
 
 
 def logsigmoid(input):
-    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), without overflow."""
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), without overflow (0 at +inf, -inf at -inf)."""
     a = input.abs()
-    # (x - |x|) / 2 is min(x, 0) with the right derivative (1/2) at 0
-    return (input - a) * 0.5 - (-a).exp().log1p()
+    # (x - |x|) / 2 is min(x, 0) with the right derivative (1/2) at 0; at +inf it is inf - inf, so 0 there
+    return ((input - a) * 0.5).masked_fill(input == math.inf, 0) - (-a).exp().log1p()
 
 
 def _softmax_dim(name, ndim, stacklevel):
@@ -504,10 +558,18 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     return _ops.cross_entropy_loss(input, target, weight, _ops.REDUCTIONS[reduction], ignore_index, label_smoothing)
 
 
+def _float_loss(kernel, input, target):
+    """PyTorch's error for a pointwise loss of two integer tensors (their kernels are floating only)."""
+    d = _tp.result_type(input, target)
+    if not d.is_floating_point and d is not _tp.bool:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_pt_name(d)}'")
+
+
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """(input - target)^2, reduced; ``weight`` (input's shape) weighs each element ("mean": by sum(weight))."""
     _warn_size(input, target)
     reduction = _reduction(reduction, size_average, reduce)
+    _float_loss("mse", input, target)
     d = input - target
     loss = d * d
     if weight is not None:
@@ -528,9 +590,12 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
-    """0.5 * d^2 where |d| < delta, else delta * (|d| - delta / 2), for d = input - target."""
+    """0.5 * d^2 where |d| < delta, else delta * (|d| - delta / 2), for d = input - target (``delta`` > 0)."""
     _warn_size(input, target)
     reduction = _reduction(reduction)
+    if not delta > 0:  # NaN too
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _float_loss("huber", input, target)
     d = input - target
     a = d.abs()
     loss = _tp.where(a < delta, d * d * 0.5, (a - 0.5 * delta) * delta)
@@ -546,6 +611,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     reduction = _reduction(reduction, size_average, reduce)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _float_loss("smooth_l1", input, target)
     d = input - target
     a = d.abs()
     loss = a if beta == 0 else _tp.where(a < beta, d * d * (0.5 / beta), a - 0.5 * beta)
@@ -560,6 +626,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if target._shape != input._shape:
         raise ValueError(f"Target size ({_size(target._shape)}) must be the same as input size "
                          f"({_size(input._shape)})")
+    if not input._dtype.is_floating_point:
+        raise NotImplementedError(f"\"log_sigmoid\" not implemented for '{_pt_name(input._dtype)}'")
     ls = logsigmoid(input)
     if pos_weight is not None:
         ls = ls * ((pos_weight - 1) * target + 1)
@@ -570,16 +638,28 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
-    """-(t * log(x) + (1 - t) * log(1 - x)) for probabilities ``input``; each log is clamped at -100."""
+    """-(t * log(x) + (1 - t) * log(1 - x)) for probabilities ``input``; each log is clamped at -100.
+
+    As in PyTorch, ``target`` has the dtype of ``input`` (a floating one), and every element of both
+    lies in [0, 1] (NaN does not): the first element outside raises, naming ``input`` or ``target``.
+    """
     reduction = _reduction(reduction, size_average, reduce)
     if target._shape != input._shape:
         raise ValueError(f"Using a target size ({_size(target._shape)}) that is different to the input size "
                          f"({_size(input._shape)}) is deprecated. Please ensure they have the same size.")
-    if ((input < 0) | (input > 1)).any().item():
-        raise RuntimeError("all elements of input should be between 0 and 1")
+    if target._dtype is not input._dtype:
+        raise RuntimeError(f"Found dtype {_pt_name(target._dtype)} but expected {_pt_name(input._dtype)}")
+    if not input._dtype.is_floating_point:
+        raise NotImplementedError(f"\"binary_cross_entropy\" not implemented for '{_pt_name(input._dtype)}'")
+    bad_input = ((input >= 0) & (input <= 1)).logical_not()
+    bad = bad_input | ((target >= 0) & (target <= 1)).logical_not()
+    if bad.any().item():
+        first = bad.reshape(-1).to(_tp.uint8).argmax()
+        name = "input" if bad_input.reshape(-1)[first].item() else "target"
+        raise RuntimeError(f"all elements of {name} should be between 0 and 1")
     loss = -(target * input.log().clamp_min(-100) + (1 - target) * (1 - input).log().clamp_min(-100))
     if weight is not None:
-        loss = loss * weight
+        loss = loss * (weight if weight._dtype is loss._dtype else weight.to(loss._dtype))
     return _reduce(loss, reduction)
 
 
@@ -595,11 +675,15 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                           "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                           "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
                           UserWarning, stacklevel=2)
+    if not (input._dtype.is_floating_point and target._dtype.is_floating_point):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
         loss = target.exp() * (target - input)
     else:
-        # log of 1 where the target is 0: 0 * log(0) is 0, and its gradient stays finite
-        loss = target * _tp.where(target > 0, target, 1.0).log() - target * input
+        # PyTorch's xlogy(t, t): 0 where the target is 0 (log of 1 there keeps the gradient finite), NaN
+        # where it is negative
+        safe = target.masked_fill(target <= 0, 1.0).masked_fill(target < 0, math.nan)
+        loss = target * safe.log() - target * input
     out = _reduce(loss, red)
     if reduction == "batchmean" and input.dim() != 0:
         out = out / input._shape[0]

@@ -11,9 +11,10 @@ and round once at the end, as PyTorch's CPU kernels do.
 
 Decompositions keep their gradients finite: a ``where`` whose unused branch
 overflows (exp of a large input) would multiply a zero gradient by inf, so
-such branches see clamped inputs. relu, hardtanh and elu have backward formulas
-of their own, as in PyTorch: through ``maximum``, ``clamp`` and ``expm1`` their
-gradients at the kinks and in the tail would differ from PyTorch's;
+such branches see clamped inputs. relu, hardtanh, elu and softplus have backward
+formulas of their own, as in PyTorch: through ``maximum``, ``clamp``, ``expm1`` and
+the clamped ``exp`` their gradients at the kinks, in the tail and at NaN would
+differ from PyTorch's;
 ``threshold_backward`` (relu's) and ``log_softmax`` have one so that a backend
 may fuse them.
 """
@@ -153,7 +154,8 @@ def _(grad, self, alpha, scale, input_scale):
     # PyTorch's elu_backward: the derivative of expm1 through its result (expm1(x) + 1) cancels to 0 in
     # float32 below x = -17; exp of the clamped input stays accurate, and finite for double backward
     neg = (clamp_max(self * input_scale, 0).exp() * (alpha * scale * input_scale))
-    return grad * _where(self > 0, scale, neg)
+    # ``x <= 0`` picks the exponential branch, so a NaN input has the linear slope (PyTorch's choice)
+    return grad * _where(self <= 0, neg, scale)
 
 
 def _soft(x, beta=1, threshold=20):
@@ -171,6 +173,15 @@ def _softplus(self, beta=1, threshold=20):
 softplus = _document(defop("softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
                            check=_float_only("softplus_cpu"), composite=_softplus, tags=POINTWISE),
                      "log(1 + exp(beta * x)) / beta, or x itself where beta * x > threshold.")
+
+
+@derivative("softplus")
+def _(grad, self, beta, threshold):
+    # PyTorch's softplus_backward: 1 past the threshold, else sigmoid(beta * x); a NaN input gives a NaN
+    # gradient (through the decomposition, clamp_max's backward would turn it into 0)
+    x = _opmath(self)
+    bx = x if beta == 1 else x * beta
+    return grad * _as(_where(bx > threshold, 1.0, bx.sigmoid()), self._dtype)
 
 
 def _mish(self):

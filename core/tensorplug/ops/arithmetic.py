@@ -504,8 +504,11 @@ attach("lerp_", lerp_inplace)
 
 
 def _rsub_operator(self, other):
+    """``number - x``; called directly with a tensor ``y``, ``y - x`` as in PyTorch."""
     if isinstance(other, numbers.Number):
         return rsub_scalar(self, other)
+    if isinstance(other, Tensor):
+        return sub(other, self)
     return NotImplemented
 
 

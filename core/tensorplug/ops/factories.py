@@ -131,8 +131,30 @@ def _has_float(data):
     return any(isinstance(x, (float, np.floating)) or isinstance(x, (list, tuple)) and _has_float(x) for x in data)
 
 
+def _check_integers_fit(arr, d):
+    """PyTorch's check when Python numbers become elements of an integer tensor: no silent wraparound
+    (``tensor([300], dtype=int8)`` raises). Negative ints may wrap into uint8, as in PyTorch; floats are
+    truncated and must fit, NaN and infinities never do."""
+    info = np.iinfo(d.np)
+    lo, hi = info.min, info.max
+    if arr.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            bad = not (np.isfinite(arr).all() and arr.min() >= lo and arr.max() <= hi)
+    elif arr.dtype.kind in "iu":
+        if d is _dt.uint8:
+            lo = -hi
+        bad = int(arr.min()) < lo or int(arr.max()) > hi
+    else:
+        bad = False
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type {d.name} without overflow")
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """A new tensor holding a copy of ``data`` (nested lists, numbers, numpy arrays, tensors)."""
+    """A new tensor holding a copy of ``data`` (nested lists, numbers, numpy arrays, tensors).
+
+    Python numbers given for an integer ``dtype`` must fit it (PyTorch's RuntimeError otherwise);
+    numpy arrays and tensors are cast, wrapping as a cast does."""
     if isinstance(data, Tensor):
         src = data.detach() if hasattr(data, "detach") else data
         out = src.to(device=_dev(device) if device is not None else src.device,
@@ -149,7 +171,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     d = dtype or inferred
     if requires_grad and not d.is_floating_point:
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
-    arr = np.array(arr, dtype=d.np, copy=True, order="C")
+    if d.category == _dt.INTEGRAL and not isinstance(data, (np.ndarray, np.generic)) and arr.size:
+        _check_integers_fit(arr, d)
+    with np.errstate(over="ignore", invalid="ignore"):  # 70000.0 as float16 is inf, silently as in PyTorch
+        arr = np.array(arr, dtype=d.np, copy=True, order="C")
     return _finish(from_host(arr, d, device), requires_grad)
 
 
@@ -306,10 +331,23 @@ def _num(x):
     return x.item() if isinstance(x, Tensor) else x
 
 
+def _c_double(x):
+    """``x`` as C++'s ``std::ostream`` prints a double (PyTorch's messages): 6 significant digits."""
+    return "%g" % x
+
+
+_INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1
+
+
 def arange(start=None, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless any bound is a float.
 
-    ``arange(end)`` and ``arange(end=end)`` start at 0.
+    The length and values are PyTorch's: for a floating dtype the length is ``ceil((end - start) / step)``
+    in double and the values ``start + i * step``. An integer dtype truncates the bounds and step to
+    integers first and steps by the truncated values; int64 also counts the length from them
+    (``arange(3.1, dtype=int64)`` has 3 elements, ``arange(0, 3, 0.5, dtype=int64)`` is an error), the
+    narrower integer types count it in double from the bounds as given. ``arange(end)`` and
+    ``arange(end=end)`` start at 0.
     """
     start, end, step = _num(start), _num(end), _num(step)
     if end is None:
@@ -318,20 +356,69 @@ def arange(start=None, end=None, step=1, *, dtype=None, device=None, requires_gr
         start, end = 0, start
     elif start is None:
         start = 0
-    if step == 0:
+    for v in (start, end, step):
+        if isinstance(v, int) and not _INT64_MIN <= v <= _INT64_MAX:
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    if not (step > 0 or step < 0):  # also NaN
         raise RuntimeError("step must be nonzero")
-    if (end - start) * step < 0 and end != start:
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {_c_double(start)} -> {_c_double(end)}")
+    if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     floaty = any(isinstance(v, float) for v in (start, end, step))
     d = dtype or (_dt.get_default_dtype() if floaty else _dt.int64)
-    n = max(int(math.ceil((end - start) / step)), 0)
-    arr = (start + np.arange(n, dtype=np.float64) * step) if floaty or d.is_floating_point else \
-        np.arange(start, start + n * step, step, dtype=np.int64)[:n]
+    if d is _dt.bool:
+        raise NotImplementedError("\"arange\" not implemented for 'Bool'")
+    if d.is_floating_point:
+        n = math.ceil((end - start) / step)
+        if n > _INT64_MAX:
+            raise RuntimeError("invalid size, possible overflow?")
+        arr = start + np.arange(n, dtype=np.float64) * step
+    else:
+        xstart, xend, xstep = int(start), int(end), int(step)  # truncated toward zero, as C++ converts
+        if d is _dt.int64:
+            if xstep == 0:
+                raise ValueError("step must be nonzero")
+            sgn = 1 if xstep > 0 else -1
+            num = xend - xstart + xstep - sgn
+            n = abs(num) // abs(xstep) * (1 if (num >= 0) == (xstep > 0) else -1)  # C++'s truncating division
+        else:
+            n = math.ceil((float(end) - float(start)) / float(step))
+        if n > _INT64_MAX:
+            raise RuntimeError("invalid size, possible overflow?")
+        n = max(n, 0)
+        # int64 arithmetic, then the cast to the dtype wraps as PyTorch's does
+        arr = (xstart + np.arange(n, dtype=np.int64) * xstep).astype(d.np)
     return _finish(from_host(np.ascontiguousarray(arr), d, device), requires_grad)
 
 
+def _type_name(v):
+    if isinstance(v, Tensor):
+        return "Tensor"
+    if isinstance(v, (_dt.dtype, _device)):
+        return f"tensorplug.{type(v).__name__}"
+    return type(v).__name__
+
+
+def invalid_arguments(name, args, kwargs, signatures):
+    """PyTorch's TypeError for arguments that match none of a function's signatures."""
+    got = [_type_name(v) for v in args] + [f"{k}={_type_name(v)}" for k, v in kwargs.items()]
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({', '.join(got)}), but "
+                     f"expected one of:\n" + "".join(f" * ({sig})\n" for sig in signatures))
+
+
+_LINSPACE = ("Number start, Number end, int steps, *, tensorplug.dtype dtype = None, tensorplug.device device = None, "
+             "bool requires_grad = False",)
+
+
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
-    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive; ``steps`` is an int (a float or
+    bool is PyTorch's TypeError, not rounded)."""
+    steps = _num(steps)
+    if not isinstance(steps, numbers.Integral) or isinstance(steps, (bool, np.bool_)):
+        kw = {k: v for k, v in (("dtype", dtype), ("device", device)) if v is not None}
+        raise invalid_arguments("linspace", (start, end, steps), kw, _LINSPACE)
+    steps = int(steps)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     d = dtype or _dt.get_default_dtype()

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .. import dtypes as _dt
+from ..dispatch.argcheck import check_no_internal_overlap
 from ..tensor import Tensor
 from ._lib import attach
 from .factories import tensor, _to_array
@@ -267,6 +268,8 @@ def setitem(self, key, value):
                 value = expand(value, view._shape)
             copy_(view, value)
         else:
+            # PyTorch copies a number in as a tensor: unlike fill_, that rejects an expanded view
+            check_no_internal_overlap(view)
             fill_(view, value)
         return
     value = _value_tensor(self, value)

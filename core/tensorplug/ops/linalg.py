@@ -211,6 +211,13 @@ def __matmul__(self, other):
     return matmul(self, other)
 
 
+def __rmatmul__(self, other):
+    """``other @ self`` for a tensor ``other`` (reached by calling it directly), NotImplemented otherwise."""
+    if not isinstance(other, Tensor):
+        return NotImplemented
+    return matmul(other, self)
+
+
 for _name, _fn, _doc in (
         ("matmul", matmul, "Matrix product with PyTorch's rules for 1-D operands and broadcast batch dims; "
                            "both operands must have the same dtype."),
@@ -221,6 +228,7 @@ for _name, _fn, _doc in (
     attach(_name, document(_fn, _doc))
     public(_name, _fn)
 attach("__matmul__", __matmul__)
+attach("__rmatmul__", __rmatmul__)
 
 
 # -- linear, addmm, outer ----------------------------------------------------------------------
@@ -412,9 +420,39 @@ vector_norm = defop("linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=N
                     "ScalarType? dtype=None) -> Tensor", check=_check_vector_norm, composite=_vector_norm)
 
 
+@derivative("linalg_vector_norm")
+def _(grad, self, ord, dim, keepdim, dtype, result):
+    # PyTorch's norm_backward. Through the decomposition, ord=0's count (a comparison) would drop
+    # requires_grad, and |x|**ord for ord < 1 would give NaN at x = 0; here ord=0 has no gradient (the
+    # result requires grad, the input's .grad stays None) and those terms are masked as in PyTorch.
+    if ord == 0:
+        return None
+    dims = reduce_dims(self, dim)
+    norm = result
+    if not keepdim and self._shape:
+        for d in dims:
+            grad, norm = unsqueeze(grad, d), unsqueeze(norm, d)
+    x = self
+    if ord == 1:
+        return x.sign() * grad
+    if ord == 2:
+        return grad * (x / norm).masked_fill(norm == 0, 0)
+    if ord == _INF or ord == -_INF:
+        # amax / amin of |x| with the gradient shared by the extremes, NaN counting as one
+        a = x.abs()
+        mask = (a == norm) | (a != a)
+        return x.sign() * ((grad / _sum(mask, dims, True, dtype=grad._dtype)) * mask)
+    if ord < 1:
+        scaled = x.sign() * x.abs().pow(ord - 1).masked_fill(x == 0, 0)
+        return scaled * grad * norm.pow(1 - ord)
+    scaled = x.sign() * x.abs().pow(ord - 1) if ord < 2 else x * x.abs().pow(ord - 2)
+    return scaled * (grad / norm.pow(ord - 1)).masked_fill(norm == 0, 0)
+
+
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """The vector ``p``-norm over ``dim`` (all dims by default): p a number (inf, -inf and 0 included),
-    "fro" or None for 2. Floating point inputs only; ``dtype`` computes in a wider dtype."""
+    "fro" or None for 2. Floating point inputs only; ``dtype`` computes in a wider dtype. Gradients are
+    PyTorch's: none for p = 0 (the result still requires grad), 0 at x = 0 for p < 1."""
     dim = _dims(dim)
     if p.__class__ is str:
         if p == "fro" and (dim is None or len(dim) <= 2):

@@ -16,6 +16,7 @@ from ..autograd import backward as _backward
 from ..backend import canonical_device
 from ..device import device as _device
 from ..autograd.graph import check_hook_result
+from ..dispatch.argcheck import check_no_internal_overlap
 from ..dispatch.keys import Autograd
 from ..tensor import Tensor, make_view
 from . import memory as M
@@ -67,11 +68,17 @@ attach("contiguous", M.contiguous)
 attach("clone", M.clone)
 attach("copy_", M.copy_)
 def fill_(self, value):
-    """Fill with ``value``: a Python number or a 0-dim tensor."""
+    """Fill with ``value``: a Python number or a 0-dim tensor.
+
+    As in PyTorch, a number may fill a tensor whose elements share memory (an expanded view); a
+    tensor value may not (PyTorch's ``fill_.Tensor`` rejects it like every other in-place op).
+    """
     if isinstance(value, Tensor):
         if value.dim() != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value.dim()} dimensions.")
+        if self._storage is not None:
+            check_no_internal_overlap(self)
         value = value.item()
     return M.fill_(self, value)
 
@@ -315,4 +322,5 @@ def _set_data(self, value):
         self._ks = (value._ks & ~Autograd.bit) | (self._ks & Autograd.bit)
     self._data = value._data
     self.__dict__.pop("_storage_offset0", None)
+    self.__dict__.pop("_no_internal_overlap", None)  # a new layout: the next write looks at it again
     self._storage = value._get_storage()

@@ -27,11 +27,13 @@ import math
 from .. import dtypes as _dt
 from ..autograd.grad_mode import no_grad
 from ..autograd.formulas import derivative
+from ..dtypes import c_type_name
 from ._common import document as _document
 from ._lib import SEEDED, defop
 from .comparison import where_fn as _where
 from .factories import arange, empty_like, full, ones, tensor, zeros, zeros_like
 from .joining import cat, stack
+from .pointwise import not_implemented
 from .promotion import _pt_name
 from .reductions import var_mean_fn as _var_mean
 
@@ -136,6 +138,10 @@ def _check_conv(nd):
     name = f"conv{nd}d"
 
     def check(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+        # PyTorch checks the bias dtype first; its padding="valid"/"same" path casts the bias instead
+        if bias is not None and bias._dtype is not input._dtype and padding.__class__ is not str:
+            raise RuntimeError(f"Input type ({c_type_name(input._dtype)}) and bias type ({c_type_name(bias._dtype)}) "
+                               "should be the same")
         if input.dim() not in (nd + 1, nd + 2):
             raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got "
                                f"input of size: {list(input._shape)}")
@@ -213,7 +219,9 @@ def _conv2d_im2col(x, weight, bias, stride, dilation, groups):
     else:
         out = weight.reshape(groups, out_c // groups, k).matmul(cols.reshape(n, groups, k, ho * wo))
     out = out.view(n, out_c, ho, wo)
-    return out if bias is None else out + bias.view(out_c, 1, 1)
+    if bias is None:
+        return out
+    return out + (bias if bias._dtype is out._dtype else bias.to(out._dtype)).view(out_c, 1, 1)
 
 
 _CONV_DOC = ("{nd}-D convolution (cross-correlation) of ``input`` (N, C_in, *spatial) or (C_in, *spatial) with "
@@ -263,10 +271,45 @@ def _pool_args(name, nd, kernel_size, stride, padding, dilation):
     return k, s, p, d
 
 
+def _sizes_str(shape):
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def _check_pool2d_input(shape):
+    """PyTorch's pool2d_shape_check: (C, H, W) with no empty dim, or (N, C, H, W) whose batch alone may be empty."""
+    n = len(shape)
+    if not ((n == 3 and 0 not in shape) or (n == 4 and 0 not in shape[1:])):
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+                           f"got:{_sizes_str(shape)}")
+
+
+def _check_pool_input(name, input):
+    """The input checks of each pooling op, in PyTorch's words: the 1-d ops that PyTorch runs as 2-d pooling
+    of an (N, C, 1, L) view report that view's sizes."""
+    shape, n = input._shape, input.dim()
+    if name == "max_pool1d":
+        if not ((n == 2 and 0 not in shape) or (n == 3 and 0 not in shape[1:])):
+            raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
+                               f"for input, but got:{_sizes_str(shape)}")
+    elif name in ("max_pool1d_with_indices", "avg_pool1d"):
+        if n not in (2, 3):
+            raise RuntimeError(f"Expected 2 to 3 dimensions, but got {n}-dimensional tensor for argument #1 'self' "
+                               f"(while checking arguments for {name[:10]})")
+        _check_pool2d_input(shape[:-1] + (1,) + shape[-1:])
+    elif name == "avg_pool2d":
+        if n < 3:
+            m = max(n, 1)
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-m}, {m - 1}], but got -3)")
+        _check_pool2d_input(shape)
+    else:  # max_pool2d, with or without indices
+        if n not in (3, 4):
+            raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+        _check_pool2d_input(shape)
+
+
 def _pool_geometry(nd, input, k, s, p, d, ceil_mode):
-    """(k, s, p, d) as 2-D tuples, the (N, C, H, W) input sizes and the output size; PyTorch's size errors."""
-    if input.dim() not in (nd + 1, nd + 2) or 0 in input._shape[1:]:
-        raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input")
+    """(k, s, p, d) as 2-D tuples, the (N, C, H, W) input sizes and the output size; PyTorch's size errors
+    (the input's dims have been checked by :func:`_check_pool_input`)."""
     shape = input._shape if input.dim() == nd + 2 else (1,) + input._shape
     if nd == 1:
         shape = shape[:2] + (1,) + shape[2:]
@@ -308,16 +351,23 @@ def _min_of(dtype):
     return -(1 << (8 * dtype.itemsize - 1))
 
 
-def _check_max_pool(nd):
+def _check_max_pool(nd, with_indices):
     name = f"max_pool{nd}d"
 
     def check(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+        if nd == 1 and not with_indices:  # PyTorch checks max_pool1d's input before its arguments
+            _check_pool_input(name, self)
         k, s, p, d = _pool_args(name, nd, kernel_size, stride, padding, dilation)
         for pi, ki, di in zip(p, k, d):
             if pi > (di * (ki - 1) + 1) // 2:
                 raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pi}, "
                                    f"kernel_size={ki} and dilation={di}")
+        if nd == 2 or with_indices:
+            _check_pool_input(name + ("_with_indices" if nd == 1 else ""), self)
         _pool_geometry(nd, self, k, s, p, d, ceil_mode)
+        # PyTorch's max_pool1d (no indices) is floating only; the others take any dtype but bool
+        if nd == 1 and not with_indices and not self._dtype.is_floating_point or self._dtype is _dt.bool:
+            raise not_implemented("max_pool1d_impl" if nd == 1 and not with_indices else "max_pool2d", self._dtype)
     return check
 
 
@@ -348,16 +398,18 @@ _MAX_ARGS = "Tensor self, int[{n}] kernel_size, int[{n}] stride=[], int[{n}] pad
             "bool ceil_mode=False"
 _MAX_DOC = ("Max over sliding windows of the last {nd} dim(s) of (N, C, *spatial) or (C, *spatial); ``stride`` "
             "defaults to ``kernel_size``; padding counts as -inf.")
-max_pool1d = _document(defop(f"max_pool1d({_MAX_ARGS.format(n=1)}) -> Tensor", check=_check_max_pool(1),
+max_pool1d = _document(defop(f"max_pool1d({_MAX_ARGS.format(n=1)}) -> Tensor", check=_check_max_pool(1, False),
                              composite=_max_pool(1, False)), _MAX_DOC.format(nd=1))
-max_pool2d = _document(defop(f"max_pool2d({_MAX_ARGS.format(n=2)}) -> Tensor", check=_check_max_pool(2),
+max_pool2d = _document(defop(f"max_pool2d({_MAX_ARGS.format(n=2)}) -> Tensor", check=_check_max_pool(2, False),
                              composite=_max_pool(2, False)), _MAX_DOC.format(nd=2))
 max_pool1d_with_indices = _document(
-    defop(f"max_pool1d_with_indices({_MAX_ARGS.format(n=1)}) -> (Tensor, Tensor)", check=_check_max_pool(1),
+    defop(f"max_pool1d_with_indices({_MAX_ARGS.format(n=1)}) -> (Tensor, Tensor)",
+          check=_check_max_pool(1, True),
           composite=_max_pool(1, True)),
     _MAX_DOC.format(nd=1) + " Also each maximum's flat position in its row.")
 max_pool2d_with_indices = _document(
-    defop(f"max_pool2d_with_indices({_MAX_ARGS.format(n=2)}) -> (Tensor, Tensor)", check=_check_max_pool(2),
+    defop(f"max_pool2d_with_indices({_MAX_ARGS.format(n=2)}) -> (Tensor, Tensor)",
+          check=_check_max_pool(2, True),
           composite=_max_pool(2, True)),
     _MAX_DOC.format(nd=2) + " Also each maximum's flat position ``h * W + w`` in its plane.")
 
@@ -367,8 +419,6 @@ def _check_avg_pool(nd):
 
     def check(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
               divisor_override=None):
-        if not self._dtype.is_floating_point:
-            raise RuntimeError(f'"avg_pool2d" not implemented for \'{_pt_name(self._dtype)}\'')
         if divisor_override is not None and divisor_override == 0:
             raise RuntimeError("divisor must be not zero")
         k, s, p, d = _pool_args(name, nd, kernel_size, stride, padding, 1)
@@ -376,7 +426,11 @@ def _check_avg_pool(nd):
             (kh, kw), (ph, pw) = (k * 2, p * 2) if nd == 1 else (k, p)
             raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got padW = {pw}, "
                                f"padH = {ph}, kW = {kw}, kH = {kh}")
+        _check_pool_input(name, self)
         _pool_geometry(nd, self, k, s, p, d, ceil_mode)
+        # PyTorch's CPU kernel: floating dtypes and int64 (whose mean is truncated toward zero)
+        if not self._dtype.is_floating_point and self._dtype is not _dt.int64:
+            raise not_implemented("avg_pool2d", self._dtype)
     return check
 
 
@@ -393,8 +447,10 @@ def _avg_pool(nd):
             sums = _tiles(x, k, outs[0], outs[1]).sum((3, 5))
         else:
             sums = _patches(x, k, s, d).sum(2)
+        # int64 averages are truncated toward zero, as PyTorch's integer division
+        mean = (lambda a, b: a / b) if sums._dtype.is_floating_point else (lambda a, b: a.div(b, rounding_mode="trunc"))
         if divisor_override is not None:
-            return _pool_finish(sums / divisor_override, nd, batched)
+            return _pool_finish(mean(sums, divisor_override), nd, batched)
         sizes = (1,) + tuple(sizes) if nd == 1 else tuple(sizes)
         # per output row (column): the window's extent inside the padded input, or inside the input proper
         counts = []
@@ -406,14 +462,15 @@ def _avg_pool(nd):
                 row.append(end - start if count_include_pad else min(end, n) - max(start, 0))
             counts.append(row)
         if all(c == k[0] for c in counts[0]) and all(c == k[1] for c in counts[1]):
-            return _pool_finish(sums / (k[0] * k[1]), nd, batched)
+            return _pool_finish(mean(sums, k[0] * k[1]), nd, batched)
         div = tensor([[a * b for b in counts[1]] for a in counts[0]], dtype=sums._dtype, device=sums._device)
-        return _pool_finish(sums / div, nd, batched)
+        return _pool_finish(mean(sums, div), nd, batched)
     return avg_pool
 
 
 _AVG_DOC = ("Mean over sliding windows of the last {nd} dim(s) of (N, C, *spatial) or (C, *spatial); zero padding "
-            "counts in the mean unless ``count_include_pad=False``{extra}.")
+            "counts in the mean unless ``count_include_pad=False``{extra}. Floating dtypes and int64 (the mean "
+            "truncated toward zero), as PyTorch's CPU kernel.")
 _avg1 = _avg_pool(1)
 avg_pool1d = _document(defop("avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, "
                              "bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
@@ -445,10 +502,14 @@ def _check_batch_norm(input, weight, bias, running_mean, running_var, training, 
 def _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
     c = input._shape[1]
     dims = (0,) + tuple(range(2, input.dim()))
-    if training or running_mean is None or running_var is None:
+    n = input.numel() // c if c else 0
+    if (training or running_mean is None or running_var is None) and not n:
+        # no values per channel (an empty batch): nothing to normalize, and as in PyTorch the running
+        # statistics stay as they are (their update would be NaN, and so the weight's gradient)
+        mean = var = zeros((c,), dtype=input._dtype, device=input._device)
+    elif training or running_mean is None or running_var is None:
         var, mean = _var_mean(input, dims, correction=0)
         if training and running_mean is not None:
-            n = input.numel() // c
             with no_grad():
                 running_mean.mul_(1 - momentum).add_(mean.detach().to(running_mean._dtype) * momentum)
                 running_var.mul_(1 - momentum).add_(var.detach().to(running_var._dtype) * (momentum * n / (n - 1)))
@@ -516,8 +577,12 @@ def _check_group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn
 
 def _group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
     n, c = input._shape[:2]
-    x = input.reshape(n, num_groups, -1)
-    var, mean = _var_mean(x, (-1,), correction=0, keepdim=True)
+    m = input.numel() // (n * num_groups) if n else c // num_groups * math.prod(input._shape[2:])
+    x = input.reshape(n, num_groups, m)  # (-1 is ambiguous for an empty batch)
+    if m:
+        var, mean = _var_mean(x, (-1,), correction=0, keepdim=True)
+    else:  # empty groups: NaN statistics as PyTorch's (0 / 0), without var_mean's degrees-of-freedom warning
+        var = mean = x.sum(-1, keepdim=True) / 0.0
     out = ((x - mean) * (var + eps).rsqrt()).view(input._shape)
     shape = (c,) + (1,) * (input.dim() - 2)
     if weight is not None:
@@ -536,6 +601,8 @@ group_norm = _document(defop("group_norm(Tensor input, int num_groups, Tensor? w
 
 # -- embedding ------------------------------------------------------------------------------------------------
 def _check_embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
     if indices._dtype is not _dt.int64 and indices._dtype is not _dt.int32:
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {indices.type()} instead (while checking arguments for embedding)")
@@ -701,7 +768,8 @@ def _(grad, self, target, weight, reduction, ignore_index, needs_input_grad):
 
 def _check_cross_entropy(self, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0):
     _check_reduction(reduction)
-    if not 0.0 <= label_smoothing <= 1.0:
+    # as PyTorch: only a smoothing that applies (> 0) is checked; a negative or NaN one means none
+    if label_smoothing > 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if self.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {self.dim()})")

@@ -361,12 +361,15 @@ def _operator(t_entry, s_entry):
 
 
 def reflected(t_entry, compute=_same):
-    """``number OP x``: the number becomes a wrapped zero-dim tensor on the left."""
+    """``number OP x``: the number becomes a wrapped zero-dim tensor on the left. Called directly
+    (``x.__rsub__(y)``) with a tensor ``y``, it computes ``y OP x`` as PyTorch does."""
     def op(self, other):
         if isinstance(other, numbers.Number):
             other = python_scalar(other)
             d = compute(scalar_result_dtype(self._dtype, other))
             return t_entry(scalar_tensor(other, d, self._device), self)
+        if isinstance(other, Tensor):
+            return t_entry(other, self)
         return NotImplemented
     return op
 

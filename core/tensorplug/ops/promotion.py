@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import numbers
+from collections.abc import Sequence
+
 from .. import dtypes as _dt
 from ..dtypes import promote_types, FLOATING
 
-__all__ = ["broadcast_shapes", "result_type", "binary_dtype", "scalar_dtype", "check_can_cast"]
+__all__ = ["broadcast_shapes", "broadcast_shapes_fn", "result_type", "binary_dtype", "scalar_dtype", "check_can_cast"]
 
 
 def broadcast_shapes(*shapes):
@@ -35,6 +38,34 @@ def broadcast_shapes(*shapes):
                     f"The size of tensor a ({cur}) must match the size of tensor b ({n}) "
                     f"at non-singleton dimension {j}")
     return tuple(out)
+
+
+def broadcast_shapes_fn(*shapes):
+    """``tensorplug.broadcast_shapes``: the shape that tensors of ``shapes`` broadcast to, as a tuple.
+
+    As PyTorch's: each shape is a sequence of ints or an int (a 1-d shape), None is skipped, and the
+    errors are PyTorch's (the core's own checks use :func:`broadcast_shapes`, with the messages of the
+    tensor ops)."""
+    shapes = tuple((s,) if isinstance(s, numbers.Integral) else s for s in shapes if s is not None)
+    if not shapes:
+        return ()
+    for s in shapes:
+        if not isinstance(s, Sequence):
+            raise RuntimeError(f"Input shapes should be of type ints, a tuple of ints, or a list of ints, got {s}")
+    common = [1] * max(len(s) for s in shapes)
+    for k, s in enumerate(shapes):
+        for i in range(-1, -1 - len(s), -1):
+            if s[i] == common[i]:
+                continue
+            if common[i] == 1:
+                if s[i] < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[i] = s[i]
+            if s[i] != 1 and common[i] != s[i]:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {s[i]} at {i}! Mismatching "
+                                   f"argument at index {k} had {s}; but expected shape should be broadcastable "
+                                   f"to {common}")
+    return tuple(common)
 
 
 def scalar_dtype(value):

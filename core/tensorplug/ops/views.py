@@ -351,14 +351,14 @@ def _narrow_impl(self, dim, start, length):
     n = len(self._shape)
     if n == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:  # checked before the dim and the start, as in PyTorch
+        raise RuntimeError("narrow(): length must be non-negative.")
     d = _wrap_dim(dim, n)
     size = self._shape[d]
     if not -size <= start <= size:
         raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
     if start < 0:
         start += size
-    if length < 0:
-        raise RuntimeError("narrow(): length must be non-negative.")
     if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return slice(self, d, start, start + length)

@@ -1256,8 +1256,9 @@ def _norm_samples(device, dtype, requires_grad):
         dim = s.args[0] if s.args else None
         s.args, s.kwargs = ("fro", dim), {"keepdim": s.kwargs.get("keepdim", False)}
         yield s
-    for i, p in enumerate((1, 3, 0.5, math.inf, -math.inf, 0)):
-        if rg and p in (0, math.inf, -math.inf):
+    # p = 0 is sampled with gradients too: its result requires grad, with no gradient (as in PyTorch)
+    for i, p in enumerate((1, 3, 0.5, math.inf, -math.inf, 0, -1)):
+        if rg and p in (math.inf, -math.inf):
             continue
         yield SampleInput(make_tensor((3, 4), dtype, seed=70 + i, requires_grad=rg), (p,), name=f"p_{p}")
         yield SampleInput(make_tensor((3, 4), dtype, seed=80 + i, requires_grad=rg), (p, 1), {"keepdim": True},
@@ -1266,6 +1267,9 @@ def _norm_samples(device, dtype, requires_grad):
         yield SampleInput(make_tensor((3, 4), dtype, seed=90), (2, (0, 1)), {"dtype": tp.float64}, name="dtype")
         v = np.array([[np.nan, 1, 2], [np.inf, 1, 2], [0, 0, 0]])
         yield SampleInput(make_tensor(v.shape, dtype, values=v), (2, 1), name="special_values")
+        zeros = make_tensor((2, 3), dtype, values=np.array([[1.5, 0, -2], [0, 0, 3]]))
+        for p in (0.5, -1, 0):
+            yield SampleInput(zeros, (p, 1), name=f"p_{p}_with_zeros")
 
 
 _add("norm", tp.norm, _norm_ref, FLOATING, _norm_samples, aten=("linalg_vector_norm",),
@@ -1521,6 +1525,10 @@ _GATHER_CASES = (
     ("dim0", (3, 4), {}, 0, (2, 4)), ("dim1_smaller", (3, 4), {}, 1, (2, 3)), ("dim_neg", (2, 3, 4), {}, -1, (2, 3, 6)),
     ("transposed", (4, 3), _T, 0, (4, 3)), ("stepped", (3, 5), _NC, 1, (3, 2)), ("empty_index", (3, 4), {}, 0, (0, 4)),
     ("scalar", (), {}, 0, ()), ("large", (64, 65), {}, 1, (64, 65)),
+    # empty inputs, as PyTorch takes them: an empty self (its gathered dim or another), an index empty on
+    # another dim than the gathered one
+    ("empty_self", (0, 3), {}, 1, (0, 2)), ("empty_self_dim", (3, 0), {}, 0, (2, 0)),
+    ("empty_index_dim1", (2, 3), {}, 1, (2, 0)),
 )
 
 
@@ -2324,9 +2332,25 @@ _random("random_", _on_copy("random_"), ALL, _random_samples(lambda d: ((0, 2), 
 # -- Python operators with their own code paths -----------------------------------------------------------
 # ``number OP tensor`` wraps the number on the left; ``__add__`` and the other forward operators are the
 # entries' functions with the operands in order and need no entries of their own.
-def _reflected(name, ref, dtypes, scalars, low=None, high=None, grad=True):
-    return _add(name, _method(name), lambda x, s: ref(s, x), dtypes, _scalar_lhs_samples(scalars, low, high),
-                supports_autograd=grad, aten=())
+def _reflected_samples(scalars, low, high, bool_tensors):
+    """The Python-number samples, then a tensor as the other operand: ``x.__rsub__(y)`` called directly is
+    ``y - x`` (PyTorch computes it; it is not NotImplemented). ``bool_tensors``: whether the op takes two
+    bool tensors (``%`` and ``**`` do not, though a bool tensor and a number promote)."""
+    numbers_first = _scalar_lhs_samples(scalars, low, high)
+
+    def sample_inputs(device, dtype, requires_grad):
+        yield from numbers_first(device, dtype, requires_grad)
+        if dtype is tp.bool and not bool_tensors:
+            return
+        other = make_tensor((3, 4), dtype, low, high, seed=91, requires_grad=requires_grad, exclude_zero=True)
+        yield SampleInput(make_tensor((3, 4), dtype, low, high, seed=90, requires_grad=requires_grad,
+                                      exclude_zero=True), (other,), name="tensor_other")
+    return sample_inputs
+
+
+def _reflected(name, ref, dtypes, scalars, low=None, high=None, grad=True, bool_tensors=True):
+    return _add(name, _method(name), lambda x, s: ref(s, x), dtypes,
+                _reflected_samples(scalars, low, high, bool_tensors), supports_autograd=grad, aten=())
 
 
 _reflected("__radd__", _add_ref, ALL, (7, -2.5))
@@ -2334,8 +2358,8 @@ _reflected("__rsub__", _sub_ref, NO_BOOL, (7, -2.5))
 _reflected("__rmul__", _promote_ref(np.multiply), ALL, (7, -2.5))
 _reflected("__rtruediv__", _float_binary_ref(np.divide), ALL, (7, -2.5))
 _reflected("__rfloordiv__", _promote_ref(np.floor_divide), NO_BOOL, (7, -2.5))
-_reflected("__rmod__", _promote_ref(np.remainder), ALL, (7, -2.5))
-_reflected("__rpow__", _promote_ref(np.power, _int_pow), ALL, (2, 1.5), low=0, high=4)
+_reflected("__rmod__", _promote_ref(np.remainder), ALL, (7, -2.5), bool_tensors=False)
+_reflected("__rpow__", _promote_ref(np.power, _int_pow), ALL, (2, 1.5), low=0, high=4, bool_tensors=False)
 for _name, _fn in (("__rand__", np.bitwise_and), ("__ror__", np.bitwise_or), ("__rxor__", np.bitwise_xor)):
     _reflected(_name, _promote_ref(_fn), INTEGRAL_AND_BOOL, (6, True), grad=False)
 unary("__invert__", np.invert, kind="same", dtypes=INTEGRAL_AND_BOOL, grad=False, inplace=False,
@@ -2544,23 +2568,57 @@ def _avg_pool_ref(nd):
             ones = np.ones((1, 1) + v.shape[2:])
             cnt, _ = _pooled(ones, *args, pad_fill=1.0 if count_include_pad else 0.0)
             r = sums / cnt.sum(axis=tuple(range(-nd, 0)))
+        if x.dtype == np.int64:
+            r = np.trunc(r)  # PyTorch's integer division (sums of small integers: exact in float64)
         return S.cast(r if batched else r[0], x.dtype)
     return ref
 
 
 _POOL_PAD = r"pad should be (at most|smaller than or equal to) half of (effective )?kernel size"
+_POOL_DIMS = r"Expected 3D or 4D \(batch mode\) tensor with optional 0 dim batch size for input, but got:"
+_POOL_ERRORS = {
+    # inputs of the wrong rank or with an empty non-batch dim, in PyTorch's words for each op
+    "max_pool1d": (((5,), RuntimeError, r"max_pool1d: Expected 2D or 3D \(batch mode\) tensor with optional 0 dim "
+                                        r"batch size for input, but got:\[5\]"),
+                   ((0, 4), RuntimeError, r"max_pool1d: Expected 2D or 3D .* but got:\[0, 4\]"),
+                   ((1, 0, 4), RuntimeError, r"max_pool1d: Expected 2D or 3D .* but got:\[1, 0, 4\]")),
+    "max_pool2d": (((5, 5), RuntimeError, r"non-empty 3D or 4D \(batch mode\) tensor expected for input"),
+                   ((0, 4, 4), RuntimeError, _POOL_DIMS + r"\[0, 4, 4\]"),
+                   ((1, 0, 4, 4), RuntimeError, _POOL_DIMS + r"\[1, 0, 4, 4\]")),
+    "avg_pool1d": (((5,), RuntimeError, r"Expected 2 to 3 dimensions, but got 1-dimensional tensor for argument #1 "
+                                        r"'self' \(while checking arguments for avg_pool1d\)"),
+                   ((0, 4), RuntimeError, _POOL_DIMS + r"\[0, 1, 4\]"),
+                   ((2, 3, 0), RuntimeError, _POOL_DIMS + r"\[2, 3, 1, 0\]")),
+    "avg_pool2d": (((5, 5), IndexError, r"Dimension out of range \(expected to be in range of \[-2, 1\], but got -3\)"),
+                   ((0, 4, 4), RuntimeError, _POOL_DIMS + r"\[0, 4, 4\]"),
+                   ((1, 1, 0, 4), RuntimeError, _POOL_DIMS + r"\[1, 1, 0, 4\]")),
+}
+
+
+def _pool_shape_errors(name):
+    return tuple(lambda shape=shape, exc=exc, regex=regex: _err(exc, regex, _t(shape), 2)
+                 for shape, exc, regex in _POOL_ERRORS[name])
+
+
 for _nd in (2, 1):
     _nn(f"max_pool{_nd}d", _max_pool_ref(_nd), _pool_samples(_nd, _MAX_POOL_CASES[_nd]),
         aten=(f"max_pool{_nd}d", f"max_pool{_nd}d_with_indices", "argmax", "gather"),
         error_inputs=_errors(
             lambda nd=_nd: _err(RuntimeError, _POOL_PAD, _t((1, 2) + (5,) * nd), 2, padding=2),
-            lambda nd=_nd: _err(RuntimeError, r"non-empty 2D or 3D|non-empty 3D or 4D", _t((5,) * (nd - 1)), 2),
+            *_pool_shape_errors(f"max_pool{_nd}d"),
             lambda nd=_nd: _err(RuntimeError, r"Output size is too small|Invalid computed output size",
-                                _t((1, 2) + (5,) * nd), 6)))
+                                _t((1, 2) + (5,) * nd), 6),
+            # PyTorch's max_pool1d without indices is floating only; bool is refused by every max pooling
+            lambda nd=_nd: _err(NotImplementedError, _not_impl("max_pool1d_impl" if nd == 1 else "max_pool2d",
+                                                               "Long" if nd == 1 else "Bool"),
+                                _t((1, 2) + (4,) * nd, tp.int64 if nd == 1 else tp.bool), 2)))
     _nn(f"avg_pool{_nd}d", _avg_pool_ref(_nd), _pool_samples(_nd, _AVG_POOL_CASES[_nd]),
-        aten=(f"avg_pool{_nd}d", "sum", "div"),
+        aten=(f"avg_pool{_nd}d", "sum", "div"), dtypes=FLOATING + (tp.int64,),
         error_inputs=_errors(
             lambda nd=_nd: _err(RuntimeError, _POOL_PAD, _t((1, 2) + (5,) * nd), 2, padding=2),
+            *_pool_shape_errors(f"avg_pool{_nd}d"),
+            lambda nd=_nd: _err(NotImplementedError, _not_impl("avg_pool2d", "Int"), _t((1, 2) + (4,) * nd, tp.int32),
+                                2),
             *((lambda: _err(RuntimeError, "divisor must be not zero", _t((1, 2, 5, 5)), 2, divisor_override=0),)
               if _nd == 2 else ())))
 
@@ -2590,6 +2648,14 @@ for _nd in (2, 1):
         error_inputs=_errors(
             lambda nd=_nd: _err(RuntimeError, rf"Expected {nd + 1}D or {nd + 2}D tensor|Expected {nd + 1} to "
                                               rf"{nd + 2} dimensions", _t((5,) * (nd + 3 if nd == 1 else 2)), 2),
+            lambda nd=_nd: _err(RuntimeError, r"adaptive_avg_pool2d\(\): Expected input to have non-zero size for "
+                                              r"non-batch dimensions, but input has sizes \[2, 3, 1, 0\] with dimension "
+                                              r"3 being empty" if nd == 1 else
+                                r"adaptive_avg_pool2d\(\): Expected input to have non-zero size for non-batch "
+                                r"dimensions, but input has sizes \[1, 2, 0, 4\] with dimension 2 being empty",
+                                _t((2, 3, 0) if nd == 1 else (1, 2, 0, 4)), 2),
+            lambda nd=_nd: _err(NotImplementedError, _not_impl("adaptive_avg_pool2d", "Long"),
+                                _t((1, 2) + (4,) * nd, tp.int64), 2),
             *((lambda: _err(RuntimeError, r"elements of output_size must be greater than or equal to 0",
                             _t((1, 2, 5, 5)), (-1, 2)),) if _nd == 2 else ())))
 
@@ -2607,6 +2673,8 @@ def _batch_norm_ref(x, running_mean, running_var, weight=None, bias=None, traini
     v = S.f64(x)
     axes = (0,) + tuple(range(2, v.ndim))
     shape = (-1,) + (1,) * (v.ndim - 2)
+    if v.size == 0:
+        return S.cast(v, x.dtype)
     if training or running_mean is None:
         mean, var = v.mean(axis=axes), v.var(axis=axes)
     else:
@@ -2634,6 +2702,11 @@ def _batch_norm_samples(device, dtype, requires_grad):
     tiny_affine = _norm_params(dtype, rg, 2, 30)[2:]
     yield SampleInput(make_tensor((3, 2), dtype, -2, 2, seed=5, requires_grad=rg), (None, None) + tiny_affine,
                       {"training": True}, name="tiny_training")
+    if not requires_grad:  # empty inputs: an empty result (no channel statistics to compute), as in PyTorch
+        yield SampleInput(make_tensor((0, 3), dtype, seed=6), (None, None, w, b), {"training": True},
+                          name="empty_batch")
+        yield SampleInput(make_tensor((2, 0, 4), dtype, seed=7), (None, None), {"training": True},
+                          name="no_channels")
 
 
 def _batch_norm_update(input, running_mean, running_var, *args, **kwargs):
@@ -2646,6 +2719,8 @@ def _batch_norm_update_ref(x, running_mean, running_var, weight=None, bias=None,
     v = S.f64(x)
     axes = (0,) + tuple(range(2, v.ndim))
     n = v.size // v.shape[1]
+    if n == 0:  # an empty batch leaves the running statistics as they are, as in PyTorch
+        return S.cast(v, x.dtype), running_mean.copy(), running_var.copy()
     rm = (1 - momentum) * S.f64(running_mean) + momentum * v.mean(axis=axes)
     rv = (1 - momentum) * S.f64(running_var) + momentum * v.var(axis=axes) * n / (n - 1)
     out = _batch_norm_ref(x, None, None, weight, bias, True, momentum, eps)
@@ -2657,6 +2732,7 @@ def _batch_norm_update_samples(device, dtype, requires_grad):
     yield SampleInput(make_tensor((3, 2, 2), dtype, -2, 2, seed=3), (rm, rv, w, b), name="affine")
     yield SampleInput(make_tensor((4, 2), dtype, -2, 2, seed=4), (rm, rv),
                       {"momentum": 0.3}, name="momentum")
+    yield SampleInput(make_tensor((0, 2, 3), dtype, seed=5), (rm, rv, w, b), name="empty_batch")
 
 
 _nn("batch_norm", _batch_norm_ref, _batch_norm_samples, aten=("batch_norm", "var_mean", "rsqrt", "mul", "add"), **_NN_TOL,
@@ -2696,6 +2772,8 @@ _nn("layer_norm", _layer_norm_ref, _layer_norm_samples, aten=("layer_norm", "var
 
 def _group_norm_ref(x, num_groups, weight=None, bias=None, eps=1e-5):
     v = S.f64(x)
+    if v.size == 0:
+        return S.cast(_affine(v, weight, bias, (-1,) + (1,) * (v.ndim - 2)), x.dtype)
     g = v.reshape(v.shape[0], num_groups, -1)
     r = ((g - g.mean(axis=-1, keepdims=True)) / np.sqrt(g.var(axis=-1, keepdims=True) + eps)).reshape(v.shape)
     return S.cast(_affine(r, weight, bias, (-1,) + (1,) * (v.ndim - 2)), x.dtype)
@@ -2707,6 +2785,9 @@ def _group_norm_samples(device, dtype, requires_grad):
     yield SampleInput(mk((2, 4, 3), 0), (2, mk((4,), 1, 0.5, 2), mk((4,), 2)), name="affine")
     yield SampleInput(mk((2, 6, 2, 2), 3, **_NC), (3,), {"eps": 0.1}, name="spatial")
     yield SampleInput(mk((3, 2), 4), (1,), name="one_group")
+    if not requires_grad:  # an empty batch: an empty result, as in PyTorch
+        yield SampleInput(mk((0, 4, 3), 5), (2, mk((4,), 6, 0.5, 2), mk((4,), 7)), name="empty_batch")
+        yield SampleInput(mk((0, 4), 8), (2,), name="empty_batch_no_spatial")
 
 
 _nn("group_norm", _group_norm_ref, _group_norm_samples, aten=("group_norm", "var_mean", "rsqrt"), **_NN_TOL,
@@ -2917,8 +2998,90 @@ def _loss_errors(*more):
 for _name, _fn, _by_weight, _kws in (("mse_loss", np.square, True, ()), ("l1_loss", np.abs, True, ()),
                                      ("huber_loss", _huber, False, ({"delta": 0.5, "reduction": "sum"},
                                                                     {"delta": 2.0}))):
+    _more = (lambda k=_name.replace("_loss", ""): _err(NotImplementedError, _not_impl(k, "Long"), _t((2, 3), tp.int64),
+                                                       _t((2, 3), tp.int64)),) if _name != "l1_loss" else ()
+    if _name == "huber_loss":
+        _more += tuple(lambda d=d: _err(RuntimeError, r"huber_loss does not support non-positive values for delta\.",
+                                        _t((2, 3)), _t((2, 3)), delta=d) for d in (0.0, -1.0, math.nan))
     _nn(_name, _pointwise_loss_ref(_fn, _by_weight), _pointwise_loss_samples(_kws), aten=("sub", "mean", "sum"),
-        **_NN_TOL, error_inputs=_loss_errors())
+        **_NN_TOL, error_inputs=_loss_errors(*_more))
+
+
+def _bce_ref(x, target, weight=None, reduction="mean"):
+    v, t = S.f64(x), S.f64(target)
+    with np.errstate(divide="ignore"):
+        loss = -(t * np.maximum(np.log(v), -100) + (1 - t) * np.maximum(np.log1p(-v), -100))
+    if weight is not None:
+        loss = loss * S.f64(weight)
+    return S.cast(_reduced(loss, reduction), x.dtype)
+
+
+def _bce_samples(device, dtype, requires_grad):
+    def mk(shape, seed, low=0.05, high=0.95, **kw):
+        return make_tensor(shape, dtype, low, high, seed=seed, requires_grad=requires_grad, **kw)
+    yield SampleInput(mk((3, 4), 0), (make_tensor((3, 4), dtype, 0, 1, seed=1),), name="mean")
+    yield SampleInput(mk((2, 3), 2, **_T), (make_tensor((2, 3), dtype, 0, 1, seed=3),), {"reduction": "sum"},
+                      name="sum")
+    yield SampleInput(mk((4,), 4), (make_tensor((4,), dtype, 0, 1, seed=5),),
+                      {"weight": make_tensor((4,), dtype, 0.5, 2, seed=6), "reduction": "none"}, name="weight")
+    if not requires_grad:  # the ends of [0, 1]: the logs clamp at -100
+        yield SampleInput(make_tensor((4,), dtype, values=np.array([0.0, 1.0, 0.0, 1.0])),
+                          (make_tensor((4,), dtype, values=np.array([0.0, 1.0, 1.0, 0.0])),), {"reduction": "none"},
+                          name="ends")
+
+
+def _bce_range_error(name, x, t):
+    return lambda: _err(RuntimeError, f"all elements of {name} should be between 0 and 1",
+                        make_tensor((len(x),), tp.float32, values=np.array(x)),
+                        make_tensor((len(t),), tp.float32, values=np.array(t)))
+
+
+# inputs and targets outside [0, 1] (NaN included) raise, naming the first element's culprit
+_nn("binary_cross_entropy", _bce_ref, _bce_samples, aten=("binary_cross_entropy",), **_NN_TOL,
+    xfails={"vmap": "the [0, 1] check reads the values (.item()), which a batched tensor does not allow (PyTorch's "
+                    "vmap checks each example)"},
+    error_inputs=_errors(
+        _bce_range_error("target", [0.5, 0.5], [0.5, 2.0]), _bce_range_error("target", [0.5], [-0.5]),
+        _bce_range_error("target", [0.5], [math.nan]), _bce_range_error("input", [math.nan], [0.5]),
+        _bce_range_error("input", [0.5, 1.5], [0.5, 0.5]), _bce_range_error("target", [0.5, 1.5], [2.0, 0.5]),
+        lambda: _err(RuntimeError, "Found dtype Double but expected Float", _t((2,), low=0, high=1),
+                     _t((2,), tp.float64, low=0, high=1)),
+        lambda: _err(RuntimeError, "Found dtype Long but expected Float", _t((2,), low=0, high=1),
+                     _t((2,), tp.int64, low=0, high=1)),
+        lambda: _err(NotImplementedError, _not_impl("binary_cross_entropy", "Long"), _t((2,), tp.int64, low=0, high=1),
+                     _t((2,), tp.int64, low=0, high=1))))
+
+
+def _kl_div_ref(x, target, reduction="mean", log_target=False):
+    v, t = S.f64(x), S.f64(target)
+    if log_target:
+        loss = np.exp(t) * (t - v)
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            loss = np.where(t == 0, 0.0, t * np.log(t)) - t * v  # xlogy(t, t): NaN for a negative target
+    if reduction == "batchmean":
+        return S.cast(loss.sum() / (v.shape[0] if v.ndim else 1), x.dtype)
+    return S.cast(_reduced(loss, reduction), x.dtype)
+
+
+def _kl_div_samples(device, dtype, requires_grad):
+    def logp(shape, seed, **kw):
+        return make_tensor(shape, dtype, -3, -0.1, seed=seed, requires_grad=requires_grad, **kw)
+    yield SampleInput(logp((3, 4), 0), (make_tensor((3, 4), dtype, 0.05, 1, seed=1),), {"reduction": "batchmean"},
+                      name="batchmean")
+    yield SampleInput(logp((2, 3), 2, **_T), (make_tensor((2, 3), dtype, -2, 0, seed=3),),
+                      {"reduction": "sum", "log_target": True}, name="log_target")
+    if not requires_grad:  # zero targets count 0; a negative one makes the loss NaN (xlogy), as in PyTorch
+        yield SampleInput(logp((4,), 4), (make_tensor((4,), dtype, values=np.array([0.0, 0.5, -2.0, 1.0])),),
+                          {"reduction": "none"}, name="zero_and_negative_targets")
+
+
+_nn("kl_div", _kl_div_ref, _kl_div_samples, aten=("kl_div",), **_NN_TOL,
+    error_inputs=_errors(
+        lambda: _err(RuntimeError, r"kl_div: Integral inputs not supported\.", _t((2, 3)), _t((2, 3), tp.int64),
+                     reduction="sum"),
+        lambda: _err(RuntimeError, r"kl_div: Integral inputs not supported\.", _t((2, 3), tp.int64), _t((2, 3)),
+                     reduction="sum")))
 
 
 def _bce_logits_ref(x, target, weight=None, reduction="mean", pos_weight=None):
@@ -2948,6 +3111,60 @@ _nn("binary_cross_entropy_with_logits", _bce_logits_ref, _bce_logits_samples, at
     **_NN_TOL, error_inputs=_errors(
         lambda: _err(ValueError, r"Target size \((torch\.Size\(\[3, 5\]\)|\(3, 5\))\) must be the same as input "
                                  r"size \((torch\.Size\(\[2, 3, 5\]\)|\(2, 3, 5\))\)", _t((2, 3, 5)), _t((3, 5)))))
+
+
+def _logsigmoid_ref(x):
+    return np.minimum(x, 0.0) - np.log1p(np.exp(-np.abs(x)))  # 0 at +inf, -inf at -inf
+
+
+# special values included: logsigmoid(+inf) is 0, not inf - inf
+_nn("logsigmoid", _act_ref(_logsigmoid_ref), _act_samples(()), aten=("log_sigmoid_forward",), **_NN_TOL)
+
+
+def _pad_ref(x, pad, mode="constant", value=None):
+    """numpy's pad for the positive pads, slicing for the negative ones (crops): reflect and replicate pad the
+    whole input first, constant and circular crop first (PyTorch's order)."""
+    v = S.f64(x)
+    nd = len(pad) // 2
+    pairs = [(0, 0)] * (v.ndim - nd) + [(pad[2 * i], pad[2 * i + 1]) for i in reversed(range(nd))]
+    grow = [(max(lo, 0), max(hi, 0)) for lo, hi in pairs]
+
+    def cut(a):
+        return a[tuple(slice(max(-lo, 0), a.shape[d] - max(-hi, 0)) for d, (lo, hi) in enumerate(pairs))]
+    if mode == "constant":
+        out = np.pad(cut(v), grow, constant_values=0.0 if value is None else value)
+    elif mode == "circular":
+        out = np.pad(cut(v), grow, mode="wrap")
+    else:
+        out = cut(np.pad(v, grow, mode="reflect" if mode == "reflect" else "edge"))
+    return S.cast(out, x.dtype)
+
+
+_PAD_CASES = (
+    # name, shape, pad, mode (negative pads crop, in every mode)
+    ("constant", (2, 3, 4), (1, 2), "constant"), ("constant_crop", (2, 3, 4), (-1, 2, 0, -2), "constant"),
+    ("constant_value", (3, 4), (2, -1), "constant"), ("reflect", (2, 5), (2, 1), "reflect"),
+    ("reflect_crop", (1, 2, 5), (-1, 3), "reflect"), ("reflect_2d_crop", (1, 2, 3, 4), (-1, 1, 2, -1), "reflect"),
+    ("replicate_crop", (2, 5), (3, -2), "replicate"), ("replicate_2d_crop", (1, 1, 3, 4), (-2, 2, 1, -1), "replicate"),
+    ("circular_crop", (1, 2, 5), (-1, 2), "circular"), ("circular_2d_crop", (1, 1, 3, 4), (2, -1, -1, 1), "circular"),
+)
+
+
+def _pad_samples(device, dtype, requires_grad):
+    for i, (name, shape, pad, mode) in enumerate(_PAD_CASES):
+        kw = {"value": 2.5} if name == "constant_value" else {}
+        yield SampleInput(make_tensor(shape, dtype, seed=i, requires_grad=requires_grad), (pad, mode), kw, name=name)
+
+
+_nn("pad", _pad_ref, _pad_samples, aten=("constant_pad_nd", "index_select", "cat"),
+    error_inputs=_errors(
+        lambda: _err(RuntimeError, r"input \(W: 5\) is too small\. Calculated output W: 0", _t((1, 5)), (-5, 0),
+                     "reflect"),
+        lambda: _err(RuntimeError, r"narrow\(\): length must be non-negative\.", _t((1, 5)), (-6, 2)),
+        lambda: _err(RuntimeError, "Padding value causes wrapping around more than once.", _t((1, 5)), (6, -1),
+                     "circular"),
+        lambda: _err(RuntimeError, "Negative padding value is resulting in an empty dimension", _t((1, 5)), (-3, -3),
+                     "circular")))
 
 
 def _linear_nn_samples(device, dtype, requires_grad):
@@ -3078,3 +3295,70 @@ _add("sub_.aliased", _aliased("sub_", lambda y: y.t()), lambda a: _sub_ref(a, a)
      supports_autograd=False, aten=("sub_.Tensor",), error_inputs=_errors(_overlap_error((3, 3))))
 _add("copy_.aliased", _copy_shifted, lambda a: np.asarray(a).reshape(-1), ALL, _unary_samples(),
      supports_autograd=False, aten=("copy_",), error_inputs=_errors(_overlap_error((2, 3))))
+
+
+# -- in-place ops on a tensor whose elements share memory -------------------------------------------------
+# ``expanded=True`` writes through ``y[:1].expand(y.shape)`` (every row is the first row's memory): PyTorch's
+# "more than one element ... refers to a single memory location" RuntimeError, raised by the core for every
+# backend, except for ``fill_``/``zero_`` with a number, which write one value everywhere.
+_INTERNAL = (r"unsupported operation: more than one element of the written-to tensor refers to a single memory "
+             r"location\. Please clone\(\) the tensor before performing the operation\.")
+
+
+def _on_expanded(method_name, call):
+    """``call(y)`` on a clone ``y`` of the input, or with ``expanded=True`` on ``y[:1].expand(y.shape)``."""
+    def op(input, expanded=False):
+        y = input.clone()
+        return call(y[:1].expand(y.shape) if expanded else y)
+    op.__name__ = op.__qualname__ = f"{method_name}_expanded"
+    op.__doc__ = f"``Tensor.{method_name}`` on a clone of the input, or on an expanded view of its first row."
+    return op
+
+
+def _expanded_samples(allowed):
+    def sample_inputs(device, dtype, requires_grad):
+        yield SampleInput(_t((3, 4), dtype, seed=1), name="dense")
+        yield SampleInput(_t((4, 3), dtype, seed=2, transposed=True), name="transposed")
+        if allowed:
+            yield SampleInput(_t((3, 4), dtype, seed=3), kwargs={"expanded": True}, name="expanded")
+    return sample_inputs
+
+
+def _expanded_error():
+    return lambda: _err(RuntimeError, _INTERNAL, _t((3, 4)), expanded=True)
+
+
+def _zero_index_on(y, dim):
+    """Zeros of ``y``'s shape with ``dim`` cut to 1, as an int64 index on ``y``'s device."""
+    return tp.zeros(tuple(1 if d == dim else n for d, n in enumerate(y.shape)), dtype=tp.int64, device=y.device)
+
+
+def _scatter_ref(a):
+    out = np.array(a, copy=True)
+    out[:, 0] = 1
+    return out
+
+
+for _name, _call, _ref, _dtypes, _aten in (
+        ("add_", lambda y: y.add_(1), lambda a: a + np.array(1, dtype=a.dtype), NO_BOOL, ("add_.Scalar",)),
+        ("copy_", lambda y: y.copy_(tp.ones_like(y)), np.ones_like, ALL, ("copy_",)),
+        ("relu_", lambda y: y.relu_(), lambda a: np.maximum(a, np.array(0, dtype=a.dtype)), FLOATING, ("relu_",)),
+        ("scatter_", lambda y: y.scatter_(1, _zero_index_on(y, 1), 1), _scatter_ref, NO_BOOL, ("scatter_.value",))):
+    _add(f"{_name}.expanded", _on_expanded(_name, _call), _ref, _dtypes, _expanded_samples(False),
+         supports_autograd=False, aten=_aten, error_inputs=_errors(_expanded_error()))
+_random("uniform_.expanded", _on_expanded("uniform_", lambda y: y.uniform_()), FLOATING, _expanded_samples(False),
+        aten=("uniform_",), error_inputs=_errors(_expanded_error()))
+
+
+def _fill_expanded(input, expanded=False, value_tensor=False):
+    """``zero_()`` then ``fill_(2)`` (a 0-dim tensor value with ``value_tensor=True``) on a clone of the
+    input, or on an expanded view of its first row."""
+    y = input.clone()
+    y = y[:1].expand(y.shape) if expanded else y
+    y.zero_()
+    return y.fill_(tp.tensor(2, dtype=y.dtype, device=y.device) if value_tensor else 2)
+
+
+_add("fill_.expanded", _fill_expanded, lambda a, expanded=False: np.full_like(a, 2), ALL, _expanded_samples(True),
+     supports_autograd=False, aten=("fill_.Scalar",),
+     error_inputs=_errors(lambda: _err(RuntimeError, _INTERNAL, _t((3, 4)), expanded=True, value_tensor=True)))

@@ -60,6 +60,17 @@ for _d in _api.all_dtypes():
     if _d.name != "bfloat16":  # bfloat16.np imports ml_dtypes: from_host resolves it on first use
         _BY_NUMPY.setdefault(np.dtype(_d.np), _d)
 
+
+
+def _dtype_of_numpy(npdt):
+    """The tensorplug dtype of a numpy dtype missing from ``_BY_NUMPY`` (bfloat16's, once ml_dtypes is loaded)."""
+    for d in _api.all_dtypes():
+        if np.dtype(d.np) == npdt:
+            _BY_NUMPY[npdt] = d
+            return d
+    raise TypeError(f"openreg: no tensorplug dtype for numpy dtype {npdt}")
+
+
 _current = [0]
 
 
@@ -99,7 +110,7 @@ def upload(values, device_index, dtype=None):
     values = np.asarray(values)
     if not values.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-dim array 1-dim)
         values = values.copy(order="C")
-    d = dtype or _BY_NUMPY.get(values.dtype) or _dt.from_numpy_dtype(values.dtype)
+    d = dtype or _BY_NUMPY.get(values.dtype) or _dtype_of_numpy(values.dtype)
     if values.dtype != d.np:
         values = values.astype(d.np)
     native = _C.empty(values.shape, code(d), d.itemsize, device_index)

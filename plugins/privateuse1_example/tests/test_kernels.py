@@ -212,6 +212,13 @@ def test_fill_through_a_view(dtype, value):
     assert x.tolist() == expected.tolist()
 
 
+def test_bfloat16_results_of_the_cpu_fallback_come_back():
+    """A bfloat16 result computed on the host (no C++ loop) uploads: its numpy dtype is found by value."""
+    x = tp.ones(3, dtype=tp.bfloat16, device="openreg")
+    assert x.add_(1).tolist() == [2.0, 2.0, 2.0]
+    assert (x * 2).dtype is tp.bfloat16
+
+
 @pytest.mark.parametrize("dtype", [tp.float32, tp.float64], ids=str)
 def test_nan_and_signed_zero_follow_the_cpu(dtype):
     vals = [float("nan"), 1.0, -0.0, 2.0]
