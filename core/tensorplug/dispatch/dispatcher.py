@@ -733,7 +733,10 @@ def _make_bumper(op):
                 body.append(f"        if {'_w is not None and ' if a.elem_optional else ''}_w._storage is not None "
                             f"and not _w._no_internal_overlap: {internal}(_w)")
             continue
-        if internal is None and not any(j != i for j, _ in reads):
+        if not any(j != i for j, _ in reads):
+            if internal:  # (no other tensor argument: the flag first, one attribute read once checked)
+                opt = f"{n} is not None and " if a.optional else ""
+                body.append(f"    if {opt}not {n}._no_internal_overlap and {n}._storage is not None: {internal}({n})")
             continue
         body.append(f"    _s = {n}._storage" if not a.optional else
                     f"    _s = {n}._storage if {n} is not None else None")

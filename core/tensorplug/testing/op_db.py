@@ -2105,7 +2105,10 @@ _view("narrow", _narrow_ref,
       (("dim0", (5, 4), {}, (0, 1, 3)), ("dim1", (3, 4), _T, (1, 2, 2)), ("neg_start", (3, 4), {}, (1, -2, 2)),
        ("empty", (3, 4), _NC, (0, 3, 0)), ("large", (64, 65), {}, (1, 10, 40))),
       errors=(lambda: _err(RuntimeError, r"start \(2\) \+ length \(3\) exceeds dimension size \(3\)", _t((3, 4)),
-                           0, 2, 3),))
+                           0, 2, 3),
+              # a negative length is checked first; a bool is not an int (PyTorch's argument parser)
+              lambda: _err(RuntimeError, r"narrow\(\): length must be non-negative\.", _t((3, 4)), 5, 9, -1),
+              lambda: _err(TypeError, r"narrow\(\)", _t((3, 4)), 0, True, 1)))
 _view("select", lambda x, dim, index: _copy(np.take(x, index, axis=dim)),
       (("dim0", (3, 4), {}, (0, 1)), ("dim1", (3, 4), _T, (1, -1)), ("neg_dim", (2, 3, 4), _NC, (-2, 2)),
        ("vector", (5,), {}, (0, 4))),
@@ -2452,7 +2455,10 @@ def _conv_samples(nd):
 _conv_errors = {
     1: _errors(
         lambda: _err(RuntimeError, r"Expected 2D \(unbatched\) or 3D \(batched\) input to conv1d, but got input of "
-                                   r"size: \[2, 3, 5, 5\]", _t((2, 3, 5, 5)), _t((4, 3, 3)))),
+                                   r"size: \[2, 3, 5, 5\]", _t((2, 3, 5, 5)), _t((4, 3, 3))),
+        # a bias of another dtype: PyTorch's first check
+        lambda: _err(RuntimeError, r"Input type \(float\) and bias type \(double\) should be the same",
+                     _t((2, 3, 5)), _t((4, 3, 3)), _t((4,), tp.float64))),
     2: _errors(
         lambda: _err(RuntimeError, r"Expected 3D \(unbatched\) or 4D \(batched\) input to conv2d, but got input of "
                                    r"size: \[5, 5\]", _t((5, 5)), _t((4, 3, 3, 3))),
@@ -2464,7 +2470,9 @@ _conv_errors = {
         lambda: _err(RuntimeError, r"Given groups=3, expected weight to be divisible by 3 at dimension 0",
                      _t((2, 3, 5, 5)), _t((4, 1, 3, 3)), groups=3),
         lambda: _err(RuntimeError, r"expected bias to be 1-dimensional with 4 elements, but got bias of size \[3\]",
-                     _t((2, 3, 5, 5)), _t((4, 3, 3, 3)), _t((3,)))),
+                     _t((2, 3, 5, 5)), _t((4, 3, 3, 3)), _t((3,))),
+        lambda: _err(RuntimeError, r"Input type \(float\) and bias type \(long int\) should be the same",
+                     _t((2, 3, 5, 5)), _t((4, 3, 3, 3)), _t((4,), tp.int64))),
 }
 for _nd in (1, 2):
     _nn(f"conv{_nd}d", _conv_ref(_nd), _conv_samples(_nd), error_inputs=_conv_errors[_nd],
@@ -2822,7 +2830,9 @@ _nn("embedding", _embedding_ref, _embedding_samples, aten=("embedding", "index_s
                                    r"types: Long, Int; but got \S*FloatTensor instead", _t((2,)), _t((3, 2))),
         lambda: _err(AssertionError, "Padding_idx must be within num_embeddings", index_tensor([0]), _t((3, 2)),
                      padding_idx=3),
-        lambda: _err(IndexError, r"index out of range in self|out of range", index_tensor([5]), _t((3, 2)))))
+        lambda: _err(IndexError, r"index out of range in self|out of range", index_tensor([5]), _t((3, 2))),
+        lambda: _err(RuntimeError, r"'weight' must be 2-D", index_tensor([0]), _t((3,))),
+        lambda: _err(RuntimeError, r"'weight' must be 2-D", index_tensor([0]), _t((3, 2, 2)))))
 
 
 def _dropout_samples(device, dtype, requires_grad):
