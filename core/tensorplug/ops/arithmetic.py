@@ -46,13 +46,20 @@ def _check_alpha(a, b, alpha):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
-def check_add(a, b, alpha=1):
-    if a._shape != b._shape and a._shape and b._shape:
-        broadcast_shapes(a._shape, b._shape)
-    if a._device is not b._device:
-        same_device("add", a, b)
-    if alpha != 1 or alpha is True:
-        _check_alpha(a, b, alpha)
+def _alpha_checker(name):
+    """The check of ``name(a, b, alpha)``: shapes broadcast, one device, an alpha the result can take."""
+    def check(a, b, alpha=1):
+        if a._shape != b._shape and a._shape and b._shape:
+            broadcast_shapes(a._shape, b._shape)
+        if a._device is not b._device:
+            same_device(name, a, b)
+        if alpha != 1 or alpha is True:
+            _check_alpha(a, b, alpha)
+    return check
+
+
+check_add = _alpha_checker("add")
+_check_sub_operands = _alpha_checker("sub")
 
 
 def _check_no_bool_sub(a_is_bool, b_is_bool):
@@ -65,12 +72,7 @@ def _check_no_bool_sub(a_is_bool, b_is_bool):
 
 
 def check_sub(a, b, alpha=1):
-    if a._shape != b._shape and a._shape and b._shape:
-        broadcast_shapes(a._shape, b._shape)
-    if a._device is not b._device:
-        same_device("sub", a, b)
-    if alpha != 1 or alpha is True:
-        _check_alpha(a, b, alpha)
+    _check_sub_operands(a, b, alpha)
     if a._dtype is _dt.bool or b._dtype is _dt.bool:
         _check_no_bool_sub(a._dtype is _dt.bool, b._dtype is _dt.bool)
 

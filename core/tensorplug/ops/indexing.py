@@ -47,11 +47,6 @@ _MASK_DTYPES = (_dt.bool, _dt.uint8)
 _C_TYPES = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
             "int64": "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
             "float64": "double"}
-_C_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
-            "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-            "float32": "float", "float64": "double"}
-
-
 # -- errors shared with the backends ------------------------------------------------------
 def index_bounds_error(value, dim, size, exc=RuntimeError):
     """The error for an index outside its dimension (gather/scatter: RuntimeError; index_put: IndexError)."""
@@ -478,7 +473,7 @@ def _(grad, indices, values, accumulate, needs_input_grad):
 def _check_mask(self, mask, inplace):
     if mask._dtype is not _dt.bool:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_C_NAMES.get(mask._dtype.name, mask._dtype.name)}")
+                           f"{_dt.c_type_name(mask._dtype)}")
     _same_device("masked_fill_", self, mask)
     if mask._shape != self._shape:
         if inplace:

@@ -32,16 +32,6 @@ from .views import reshape, view, unsqueeze, t as _t
 
 _INF = math.inf
 
-# dtype names as PyTorch's C++ checks print them
-_C_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
-            "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-            "float32": "float", "float64": "double"}
-
-
-def _c_name(d):
-    return _C_NAMES.get(d.name, d.name)
-
-
 def _prod(sizes):
     n = 1
     for s in sizes:
@@ -94,7 +84,7 @@ def matmul_shape(a, b):
 def _check_same_dtype(a, b):
     if a._dtype is not b._dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{_c_name(a._dtype)} != {_c_name(b._dtype)}")
+                           f"{_dt.c_type_name(a._dtype)} != {_dt.c_type_name(b._dtype)}")
 
 
 def _kernel_name(na, nb):

@@ -199,11 +199,6 @@ def _require_float(opname, dtype):
         raise NotImplementedError(f'"{opname}" not implemented for \'{_pt_name(dtype)}\'')
 
 
-_C_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
-            "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-            "float32": "float", "float64": "double"}
-
-
 def _fmt(x):
     return f"{x:g}"
 
@@ -214,7 +209,7 @@ def _check_uniform(self, from_=0.0, to=1.0, generator=None):
     limit = float(_finfo(self._dtype.np).max)
     for name, v in (("from", from_), ("to", to)):
         if not -limit <= v <= limit:
-            raise RuntimeError(f"{name} is out of bounds for {_C_NAMES.get(self._dtype.name, self._dtype.name)}")
+            raise RuntimeError(f"{name} is out of bounds for {_dt.c_type_name(self._dtype)}")
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_fmt(from_)} > "
                            f"to={_fmt(to)}")
@@ -262,7 +257,7 @@ def _check_random(self, from_, to=None, generator=None):
     if to is not None and from_ >= to:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
     d = self._dtype
-    cname = _C_NAMES.get(d.name, d.name)
+    cname = _dt.c_type_name(d)
     low, high = random_bounds(d, from_, to)
     if d.is_floating_point:
         digits = _finfo(d.np).nmant + 1
