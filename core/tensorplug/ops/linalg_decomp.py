@@ -77,10 +77,33 @@ inv_ex = defop("linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor i
                check=_square_float("linalg.inv"))
 
 
+def _inv_backward(g, inv):
+    return -matmul(inv.mT, matmul(g, inv.mT))
+
+
 @derivative("linalg_inv_ex", nondiff_outputs=(1,))
 def _(grads, result):
-    inv = result
-    return -matmul(inv.mT, matmul(grads[0], inv.mT))
+    return _inv_backward(grads[0], result)
+
+
+_SINGULAR = "The diagonal element {} is zero, the inversion could not be completed because the input matrix is " \
+            "singular."
+
+
+def _inv(A):
+    res, info = inv_ex(A)
+    raise_for_info("linalg.inv", info, _SINGULAR.format)
+    return res
+
+
+# The checked forms are ops of their own (with the primitive's formula and batching rule) so that the
+# info check runs below vmap, on the whole batch, as PyTorch's kernels do.
+inv = defop("linalg_inv(Tensor A) -> Tensor", check=_square_float("linalg.inv"), composite=_inv)
+
+
+@derivative("linalg_inv")
+def _(grad, result):
+    return _inv_backward(grad, result)
 
 
 # -- solve --------------------------------------------------------------------------------------
@@ -103,19 +126,30 @@ solve_ex = defop("linalg_solve_ex(Tensor A, Tensor B) -> (Tensor result, Tensor 
 and ``left=False`` around it."""
 
 
-@derivative("linalg_solve_ex", nondiff_outputs=(1,))
-def _(grads, A, B, result, needs_input_grad):
-    g = grads[0]
-    gB = _solve_checked(A.mT, g)
-    gA = -matmul(gB, result.mT) if needs_input_grad[0] else None
+def _solve_backward(g, A, B, X, needs_input_grad):
+    gB = solve(A.mT, g)
+    gA = -matmul(gB, X.mT) if needs_input_grad[0] else None
     return (sum_to(gA, A._shape) if gA is not None else None,
             sum_to(gB, B._shape) if needs_input_grad[1] else None)
 
 
-def _solve_checked(A, B):
+@derivative("linalg_solve_ex", nondiff_outputs=(1,))
+def _(grads, A, B, result, needs_input_grad):
+    return _solve_backward(grads[0], A, B, result, needs_input_grad)
+
+
+def _solve(A, B):
     X, info = solve_ex(A, B)
     raise_for_info("torch.linalg.solve", info, lambda i: "The solver failed because the input matrix is singular.")
     return X
+
+
+solve = defop("linalg_solve(Tensor A, Tensor B) -> Tensor", check=_check_solve, composite=_solve)
+
+
+@derivative("linalg_solve")
+def _(grad, A, B, result, needs_input_grad):
+    return _solve_backward(grad, A, B, result, needs_input_grad)
 
 
 def raise_for_info(name, info, message):
@@ -158,14 +192,9 @@ slogdet = defop("linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)", c
 @derivative("linalg_slogdet", nondiff_outputs=(0,))
 def _(grads, A):
     g = grads[1]
-    return g.unsqueeze(-1).unsqueeze(-1) * inv_checked("linalg.inv", A).mT
+    return g.unsqueeze(-1).unsqueeze(-1) * inv(A).mT
 
 
-def inv_checked(name, A):
-    res, info = inv_ex(A)
-    raise_for_info(name, info, lambda i: f"The diagonal element {i} is zero, the inversion could not be completed "
-                                         "because the input matrix is singular.")
-    return res
 
 
 # -- svd ----------------------------------------------------------------------------------------
@@ -300,7 +329,38 @@ cholesky_ex = defop("linalg_cholesky_ex(Tensor A, *, bool upper=False, bool chec
 
 @derivative("linalg_cholesky_ex", nondiff_outputs=(1,))
 def _(grads, upper, result):
-    gL, L = grads[0], result
+    return _cholesky_backward(grads[0], result, upper)
+
+
+_NOT_PD = "The factorization could not be completed because the input is not positive-definite (the leading " \
+          "minor of order {} is not positive-definite)."
+
+
+def _cholesky(name):
+    def impl(A, upper=False):
+        L, info = cholesky_ex(A, upper=upper)
+        raise_for_info(name, info, _NOT_PD.format)
+        return L
+    return impl
+
+
+cholesky = defop("linalg_cholesky(Tensor A, *, bool upper=False) -> Tensor", check=_square_float("linalg.cholesky"),
+                 composite=_cholesky("linalg.cholesky"))
+cholesky_legacy = defop("cholesky(Tensor self, bool upper=False) -> Tensor", check=_square_float("cholesky"),
+                        composite=_cholesky("cholesky"))
+
+
+@derivative("linalg_cholesky")
+def _(grad, upper, result):
+    return _cholesky_backward(grad, result, upper)
+
+
+@derivative("cholesky")
+def _(grad, upper, result):
+    return _cholesky_backward(grad, result, upper)
+
+
+def _cholesky_backward(gL, L, upper):
     if upper:
         gL, L = gL.mT, L.mT
     phi = matmul(L.mT, gL).tril()

@@ -23,7 +23,8 @@ from .joining import stack
 from .linalg import matmul, vector_norm, norm as _vector_norm_legacy
 from .linalg_decomp import (LinAlgError, inv_ex as _inv_ex, solve_ex as _solve_ex, det, slogdet as _slogdet,
                             svd as _svd, eigh as _eigh, qr as _qr, cholesky_ex as _cholesky_ex, solve_triangular,
-                            matrix_exp, inv_checked, raise_for_info, check_float, check_matrix, check_square)
+                            matrix_exp, inv, solve as _solve_op, cholesky, cholesky_legacy, raise_for_info,
+                            check_float, check_matrix, check_square, _SINGULAR, _NOT_PD)
 from .promotion import broadcast_shapes, _pt_name
 from .reductions import amax, amin, sum as _sum
 from .views import movedim
@@ -44,17 +45,8 @@ legacy_qr_result = namedtuple("qr", ["Q", "R"])
 eigh_result = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
 lstsq_result = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
 
-_SINGULAR = "The diagonal element {} is zero, the inversion could not be completed because the input matrix is " \
-            "singular."
-_NOT_PD = "The factorization could not be completed because the input is not positive-definite (the leading " \
-          "minor of order {} is not positive-definite)."
-
 
 # -- inverses and solves ------------------------------------------------------------------------
-def inv(A):
-    """The inverse of each square matrix of ``A``; :class:`LinAlgError` for a singular one."""
-    return inv_checked("linalg.inv", A)
-
 
 def inv_ex(A, *, check_errors=False):
     """``(inverse, info)``: ``info`` is LAPACK's per matrix (the first zero pivot, 1-based; 0 when
@@ -70,45 +62,36 @@ def _vector_rhs(A, B):
     return len(B._shape) == 1 or (len(B._shape) == len(A._shape) - 1 and B._shape == A._shape[:-1])
 
 
-def _solve(A, B, left, name):
+def _solve(A, B, left, name, op):
     if not isinstance(B, Tensor):
         raise TypeError(f"linalg_solve(): argument 'B' (position 2) must be Tensor, not {type(B).__name__}")
     check_float("linalg.solve", A)
     check_square("linalg.solve", A)
     vector = _vector_rhs(A, B)
     b = B.unsqueeze(-1) if vector else B
-    if left:
-        X, info = _solve_ex(A, b)
-    else:
-        X, info = _solve_ex(A.mT, b.mT if not vector else b)
-        X = X if vector else X.mT
+    if not left:
+        A, b = A.mT, (b if vector else b.mT)
+    X = op(A, b)
+    X, info = (X, None) if isinstance(X, Tensor) else X
+    if not left and not vector:
+        X = X.mT
     return (X.squeeze(-1) if vector else X), info
 
 
 def solve(A, B, *, left=True):
     """The solution ``X`` of ``A X = B`` (``X A = B`` with ``left=False``); ``B`` a batch of matrices,
-    or of vectors (1-D, or A's shape without its last dim). Batch dims broadcast."""
-    X, info = _solve(A, B, left, "linalg.solve")
-    raise_for_info("torch.linalg.solve", info, lambda i: "The solver failed because the input matrix is singular.")
-    return X
+    or of vectors (1-D, or A's shape without its last dim). Batch dims broadcast; :class:`LinAlgError`
+    for a singular matrix."""
+    return _solve(A, B, left, "linalg.solve", _solve_op)[0]
 
 
 def solve_ex(A, B, *, left=True, check_errors=False):
     """:func:`solve` returning ``(result, info)`` instead of raising for a singular matrix."""
-    X, info = _solve(A, B, left, "linalg.solve_ex")
+    X, info = _solve(A, B, left, "linalg.solve_ex", _solve_ex)
     if check_errors:
         raise_for_info("torch.linalg.solve_ex", info,
                        lambda i: "The solver failed because the input matrix is singular.")
     return solve_ex_result(X, info)
-
-
-def cholesky(A, *, upper=False):
-    """The lower Cholesky factor ``L`` of each symmetric positive-definite matrix (``A = L L^T``; the
-    upper one ``U = L^T`` with ``upper=True``, reading A's upper triangle); :class:`LinAlgError` when
-    a matrix is not positive-definite."""
-    L, info = _cholesky_ex(A, upper=upper)
-    raise_for_info("linalg.cholesky", info, _NOT_PD.format)
-    return L
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False):
@@ -326,6 +309,9 @@ def multi_dot(tensors):
 
 def vecdot(x, y, *, dim=-1):
     """The dot product of vectors along ``dim``, batch dims broadcast: ``sum(x * y, dim)``."""
+    if not x._dtype.is_floating_point:
+        raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as input. Got "
+                           f"{_pt_name(x._dtype)}")
     if x._dtype is not y._dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
                            f"{_pt_name(x._dtype)} and y of type {_pt_name(y._dtype)} instead")
@@ -489,15 +475,6 @@ def svd_legacy(input, some=True, compute_uv=True):
 def qr_legacy(input, some=True):
     """``torch.qr``: ``(Q, R)``, reduced unless ``some=False``."""
     return legacy_qr_result(*_qr(input, "reduced" if some else "complete"))
-
-
-def cholesky_legacy(input, upper=False):
-    """``torch.cholesky``: the lower (or upper) Cholesky factor."""
-    check_square("cholesky", input)
-    check_float("cholesky", input)
-    L, info = _cholesky_ex(input, upper=upper)
-    raise_for_info("cholesky", info, _NOT_PD.format)
-    return L
 
 
 def pinverse(input, rcond=1e-15):
