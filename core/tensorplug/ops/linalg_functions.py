@@ -203,8 +203,9 @@ def lstsq(A, B, rcond=None, *, driver=None):
     """The least-squares solution of ``A X = B`` as ``(solution, residuals, rank, singular_values)``, as
     PyTorch's CPU drivers return them: the minimum-norm solution (singular values below ``rcond`` times
     the largest count as zero; default eps * max(m, n)); ``residuals`` the squared residual norms of
-    each column when m > n and every matrix has full rank (else empty); ``rank`` for every driver but
-    gels; ``singular_values`` for gelsd and gelss."""
+    each column when m > n, for gels, and for gelsd and gelss when every matrix has full rank (else
+    empty; gelsy, the default, gives none); ``rank`` for every driver but gels; ``singular_values`` for
+    gelsd and gelss."""
     if driver is None:
         driver = "gelsy"
     if driver not in _DRIVERS:
@@ -225,7 +226,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
     sinv = _where(keep, 1 / _where(keep, S, 1.0), 0.0)
     X = matmul(Vh.mT * sinv.unsqueeze(-2), matmul(U.mT, b))
     rank = _sum(keep, (-1,), dtype=_dt.int64)
-    full = m > n and driver != "gels" and bool((rank == n).all()) or (m > n and driver == "gels")
+    # as LAPACK's drivers: gelsy never gives residuals, gels whenever m > n, gelsd and gelss at full rank
+    full = m > n and driver != "gelsy" and (driver == "gels" or bool((rank == n).all()))
     if full:
         r = matmul(A, X) - b
         residuals = _sum(r * r, (-2,))
@@ -233,7 +235,6 @@ def lstsq(A, B, rcond=None, *, driver=None):
         residuals = _zeros((0,), dtype=A._dtype, device=A._device)
     if vector:
         X = X.squeeze(-1)
-        residuals = residuals.squeeze(-1) if full else residuals
     if driver == "gels":
         rank = _zeros((0,), dtype=_dt.int64, device=A._device)
     sv = S if driver in ("gelsd", "gelss") else _zeros((0,), dtype=A._dtype, device=A._device)
@@ -460,15 +461,15 @@ def norm_legacy(input, p="fro", dim=None, keepdim=False, dtype=None):
 # -- legacy top-level names ---------------------------------------------------------------------
 def svd_legacy(input, some=True, compute_uv=True):
     """``torch.svd``: ``(U, S, V)`` (V, not its transpose), reduced unless ``some=False``; with
-    ``compute_uv=False``, U and V are zero matrices."""
+    ``compute_uv=False``, U and V are square zero matrices."""
     if compute_uv:
         U, S, Vh = _svd(input, not some, True)
         return legacy_svd_result(U, S, Vh.mT)
     S = _svd(input, False, _needs_grad(input))[1]
     m, n = input._shape[-2:]
     batch = input._shape[:-2]
-    U = _zeros(batch + ((m, m) if not some else (m, min(m, n))), dtype=input._dtype, device=input._device)
-    V = _zeros(batch + ((n, n) if not some else (n, min(m, n))), dtype=input._dtype, device=input._device)
+    U = _zeros(batch + (m, m), dtype=input._dtype, device=input._device)
+    V = _zeros(batch + (n, n), dtype=input._dtype, device=input._device)
     return legacy_svd_result(U, S, V)
 
 

@@ -46,6 +46,8 @@ def _scaled_sum(input, product, beta, alpha, dtype):
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * (batch1 @ batch2)`` for 3-D batches; input broadcasts to the result."""
+    if batch1.dim() >= 2 and batch2.dim() >= 3:  # PyTorch expands input first
+        _check_expandable(input, (batch1._shape[0], batch1._shape[1], batch2._shape[2]))
     for name, t in (("batch1", batch1), ("batch2", batch2)):
         if t.dim() != 3:
             raise RuntimeError(f"{name} must be a 3D tensor")

@@ -426,10 +426,8 @@ def svd_legacy_fixed(A, some=True, compute_uv=True):
 def _svd_legacy_ref(a, some=True, compute_uv=True):
     if not compute_uv:
         m, n = a.shape[-2:]
-        k = min(m, n)
         s = np.linalg.svd(_f(a), compute_uv=False)
-        return (np.zeros(a.shape[:-2] + (m, k if some else m), a.dtype), _cast(s, a),
-                np.zeros(a.shape[:-2] + (n, k if some else n), a.dtype))
+        return (np.zeros(a.shape[:-2] + (m, m), a.dtype), _cast(s, a), np.zeros(a.shape[:-2] + (n, n), a.dtype))
     u, s, vh = _svd_ref(a, not some)
     return u, s, np.swapaxes(vh, -1, -2)
 
@@ -646,11 +644,10 @@ def _lstsq_ref(a, b, rcond=None, driver=None):
     sol = np.swapaxes(vh, -1, -2) @ (sinv[..., None] * (np.swapaxes(u, -1, -2) @ y))
     rank = keep.sum(-1).astype(np.int64)
     driver = driver or "gelsy"
-    full = m > n and (driver == "gels" or (rank == n).all())
+    full = m > n and driver != "gelsy" and (driver == "gels" or (rank == n).all())
     res = ((x @ sol - y) ** 2).sum(-2) if full else np.zeros((0,))
     if vector:
         sol = sol[..., 0]
-        res = res[..., 0] if full else res
     rank_out = np.zeros((0,), np.int64) if driver == "gels" else rank
     sv = s if driver in ("gelsd", "gelss") else np.zeros((0,))
     return _cast(sol, a), _cast(res, a), rank_out, _cast(sv, a)
@@ -664,15 +661,15 @@ def _lstsq_samples(device, dtype, requires_grad):
         yield SampleInput(_mat(sa, dtype, i, rg, boost=1.0), (S.make_tensor(sb, dtype, -2, 2, seed=40 + i,
                                                                               requires_grad=rg),), kw, name=name)
     if not rg:
-        for driver in ("gels", "gelsd", "gelss"):
+        for driver in ("gels", "gelsy", "gelsd", "gelss"):
             yield SampleInput(_mat((5, 3), dtype, 7), (S.make_tensor((5, 2), dtype, -2, 2, seed=47),),
                               {"driver": driver}, name=f"driver_{driver}")
         yield SampleInput(_rank_deficient(dtype), (S.make_tensor((4, 2), dtype, -2, 2, seed=48),), name="rank_deficient")
 
 
 _add("linalg.lstsq", L.lstsq, _lstsq_ref, FL, _lstsq_samples, aten=("_linalg_svd",), **_TOL,
-     xfails={"vmap": "residuals are returned only when every matrix has full rank: the check reads the ranks "
-                     "(.item()), a data-dependent output shape"},
+     xfails={"vmap": "gelsd and gelss return residuals only when every matrix has full rank: the check reads "
+                     "the ranks (.item()), a data-dependent output shape"},
      error_inputs=_errors(
          lambda: _err(RuntimeError, r"torch.linalg.lstsq: input.size\(-2\) should match other.size\(-2\)",
                       _t((2, 3)), _t((3, 1))),

@@ -1,14 +1,15 @@
 """Batching rules of the matrix decompositions and solves (``tensorplug.linalg``'s primitives).
 
-These ops take any leading batch dims and broadcast them between their operands, so moving the
-vmap dim of each batched operand to the front is the whole rule; an unbatched operand broadcasts
-as it is. Outputs are batched at the front, except the empty Q of ``linalg_qr(mode="r")`` and the
+These ops take any leading batch dims and broadcast them between their operands (each a batch of
+matrices), so the rule moves the vmap dim of each batched operand to the front and, when there are
+several operands, aligns their per-example batch dims behind it (size-1 dims where one has fewer;
+an unbatched operand gets a size-1 vmap dim). Outputs are batched at the front, except the empty Q of ``linalg_qr(mode="r")`` and the
 empty U and Vh of ``_linalg_svd(compute_uv=False)``, which are the same for every example.
 """
 
 from __future__ import annotations
 
-from .rules import RULES, front
+from .rules import RULES, front, pad, _unsqueeze
 
 
 def leading(*unbatched_outputs):
@@ -16,9 +17,15 @@ def leading(*unbatched_outputs):
     unbatched for these arguments."""
     def rule(ctx, op, vals, bdims, args):
         out = list(vals)
-        for i, (v, bd) in enumerate(zip(vals, bdims)):
-            if bd is not None:
-                out[i] = front(v, bd)
+        tensors = [i for i, a in enumerate(args) if hasattr(a, "_shape")]
+        if len(tensors) == 1:
+            i = tensors[0]
+            out[i] = front(vals[i], bdims[i])
+        else:
+            rank = max(len(args[i]._shape) for i in tensors)
+            for i in tensors:
+                v, bd, k = vals[i], bdims[i], rank - len(args[i]._shape)
+                out[i] = pad(front(v, bd), k) if bd is not None else pad(_unsqueeze(v, 0), k)
         res = op.positional(*out)
         if not isinstance(res, tuple):
             return res, 0
