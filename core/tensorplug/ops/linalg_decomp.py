@@ -13,6 +13,7 @@ from __future__ import annotations
 from .. import dtypes as _dt
 from ..autograd.formulas import derivative
 from ..autograd.helpers import sum_to
+from ._common import document
 from ._lib import defop
 from .factories import eye as _eye
 from .linalg import matmul
@@ -20,9 +21,11 @@ from .joining import cat
 from .promotion import _pt_name, broadcast_shapes
 
 
-class LinAlgError(RuntimeError):
+class LinAlgError(RuntimeError):  # noqa: N818 (PyTorch's name)
     """A linear algebra routine failed on its input (singular, not positive-definite): PyTorch's
     ``torch.linalg.LinAlgError``, a RuntimeError."""
+
+    __module__ = "tensorplug.linalg"
 
 
 _LOW = (_dt.float16, _dt.bfloat16)
@@ -73,8 +76,10 @@ def _is_zero(g):
 
 
 # -- inverse ------------------------------------------------------------------------------------
-inv_ex = defop("linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)",
-               check=_square_float("linalg.inv"))
+inv_ex = document(defop("linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)",
+               check=_square_float("linalg.inv")),
+         "``(inverse, info)`` of each square matrix; ``info`` is LAPACK's (the first zero pivot, 1-based; 0 "
+         "when invertible).")
 
 
 def _inv_backward(g, inv):
@@ -98,7 +103,8 @@ def _inv(A):
 
 # The checked forms are ops of their own (with the primitive's formula and batching rule) so that the
 # info check runs below vmap, on the whole batch, as PyTorch's kernels do.
-inv = defop("linalg_inv(Tensor A) -> Tensor", check=_square_float("linalg.inv"), composite=_inv)
+inv = document(defop("linalg_inv(Tensor A) -> Tensor", check=_square_float("linalg.inv"), composite=_inv),
+         "The inverse of each square matrix; LinAlgError for a singular one.")
 
 
 @derivative("linalg_inv")
@@ -121,9 +127,9 @@ def _check_solve(A, B):
     broadcast_shapes(A._shape[:-2], B._shape[:-2])
 
 
-solve_ex = defop("linalg_solve_ex(Tensor A, Tensor B) -> (Tensor result, Tensor info)", check=_check_solve)
-"""``A X = B`` for matrices ``B`` (..., n, k); batch dims broadcast. ``linalg.solve`` handles vectors
-and ``left=False`` around it."""
+solve_ex = document(defop("linalg_solve_ex(Tensor A, Tensor B) -> (Tensor result, Tensor info)", check=_check_solve),
+         "``(X, info)`` with ``A X = B`` for matrices ``B``; batch dims broadcast; ``info`` per matrix as for "
+         "inv_ex.")
 
 
 def _solve_backward(g, A, B, X, needs_input_grad):
@@ -144,7 +150,8 @@ def _solve(A, B):
     return X
 
 
-solve = defop("linalg_solve(Tensor A, Tensor B) -> Tensor", check=_check_solve, composite=_solve)
+solve = document(defop("linalg_solve(Tensor A, Tensor B) -> Tensor", check=_check_solve, composite=_solve),
+         "``X`` with ``A X = B`` for matrices ``B`` (batch dims broadcast); LinAlgError for a singular A.")
 
 
 @derivative("linalg_solve")
@@ -165,7 +172,9 @@ def raise_for_info(name, info, message):
 
 
 # -- determinants -------------------------------------------------------------------------------
-det = defop("linalg_det(Tensor A) -> Tensor", check=_square_float("linalg.det"))
+det = document(defop("linalg_det(Tensor A) -> Tensor", check=_square_float("linalg.det")),
+         "The determinant of each square matrix (its gradient, the cofactor matrix, is defined for singular "
+         "ones too).")
 
 
 def _cofactor(A):
@@ -186,7 +195,9 @@ def _(grad, A):
     return grad.unsqueeze(-1).unsqueeze(-1) * _cofactor(A)
 
 
-slogdet = defop("linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)", check=_square_float("linalg.slogdet"))
+slogdet = document(defop("linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)",
+                         check=_square_float("linalg.slogdet")),
+         "``(sign, logabsdet)`` of each square matrix's determinant.")
 
 
 @derivative("linalg_slogdet", nondiff_outputs=(0,))
@@ -203,10 +214,9 @@ def _check_svd(A, full_matrices=False, compute_uv=True):
     check_float("linalg.svd", A)
 
 
-svd = defop("_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True) -> (Tensor U, Tensor S, "
-            "Tensor Vh)", check=_check_svd)
-"""``U, S, Vh`` with ``A = U diag(S) Vh``; without ``compute_uv``, U and Vh are empty (..., m, 0) and
-(..., 0, n)."""
+svd = document(defop("_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True) -> (Tensor U, Tensor S, "
+            "Tensor Vh)", check=_check_svd),
+         "``(U, S, Vh)`` with ``A = U diag(S) Vh``; without ``compute_uv``, U and Vh are empty.")
 
 
 def _skew(X):
@@ -261,8 +271,10 @@ def _check_eigh(A, UPLO="L"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
 
 
-eigh = defop("linalg_eigh(Tensor A, str UPLO=\"L\") -> (Tensor eigenvalues, Tensor eigenvectors)",
-             check=_check_eigh)
+eigh = document(defop("linalg_eigh(Tensor A, str UPLO=\"L\") -> (Tensor eigenvalues, Tensor eigenvectors)",
+             check=_check_eigh),
+         '``(eigenvalues, eigenvectors)`` of each symmetric matrix, read from its lower (UPLO="L") or upper '
+         "triangle.")
 
 
 @derivative("linalg_eigh")
@@ -288,7 +300,8 @@ def _check_qr(A, mode="reduced"):
                            "or 'complete'")
 
 
-qr = defop("linalg_qr(Tensor A, str mode=\"reduced\") -> (Tensor Q, Tensor R)", check=_check_qr)
+qr = document(defop("linalg_qr(Tensor A, str mode=\"reduced\") -> (Tensor Q, Tensor R)", check=_check_qr),
+         '``(Q, R)`` with ``A = QR``; ``mode`` "reduced", "complete" or "r" (Q empty).')
 
 
 def _copyltu(M):
@@ -323,8 +336,10 @@ def _(grads, mode, result, result1):
 
 
 # -- cholesky -----------------------------------------------------------------------------------
-cholesky_ex = defop("linalg_cholesky_ex(Tensor A, *, bool upper=False, bool check_errors=False) -> (Tensor L, "
-                    "Tensor info)", check=_square_float("linalg.cholesky"))
+cholesky_ex = document(defop("linalg_cholesky_ex(Tensor A, *, bool upper=False, bool check_errors=False) -> (Tensor L, "
+                    "Tensor info)", check=_square_float("linalg.cholesky")),
+         "``(L, info)``: the Cholesky factor and the order of the first leading minor that is not positive-"
+         "definite (0: none).")
 
 
 @derivative("linalg_cholesky_ex", nondiff_outputs=(1,))
@@ -344,10 +359,14 @@ def _cholesky(name):
     return impl
 
 
-cholesky = defop("linalg_cholesky(Tensor A, *, bool upper=False) -> Tensor", check=_square_float("linalg.cholesky"),
-                 composite=_cholesky("linalg.cholesky"))
-cholesky_legacy = defop("cholesky(Tensor self, bool upper=False) -> Tensor", check=_square_float("cholesky"),
-                        composite=_cholesky("cholesky"))
+cholesky = document(defop("linalg_cholesky(Tensor A, *, bool upper=False) -> Tensor",
+                          check=_square_float("linalg.cholesky"), composite=_cholesky("linalg.cholesky")),
+         "The lower (``upper=True``: upper) Cholesky factor of each symmetric positive-definite matrix; "
+         "LinAlgError otherwise.")
+cholesky_legacy = document(defop("cholesky(Tensor self, bool upper=False) -> Tensor", check=_square_float("cholesky"),
+                        composite=_cholesky("cholesky")),
+         "``torch.cholesky``: the lower (or upper) Cholesky factor; LinAlgError for a matrix that is not "
+         "positive-definite.")
 
 
 @derivative("linalg_cholesky")
@@ -389,8 +408,10 @@ def _check_solve_triangular(A, B, upper, left=True, unitriangular=False):
     broadcast_shapes(A._shape[:-2], B._shape[:-2])
 
 
-solve_triangular = defop("linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, "
-                         "bool unitriangular=False) -> Tensor", check=_check_solve_triangular)
+solve_triangular = document(defop("linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, "
+                         "bool unitriangular=False) -> Tensor", check=_check_solve_triangular),
+         "``X`` with ``A X = B`` (``X A = B`` with ``left=False``) for triangular ``A`` (only its ``upper`` or"
+         " lower triangle is read; ``unitriangular``: its diagonal is taken as ones).")
 
 
 @derivative("linalg_solve_triangular")
@@ -405,7 +426,8 @@ def _(grad, self, B, upper, left, unitriangular, result, needs_input_grad):
 
 
 # -- matrix exponential -------------------------------------------------------------------------
-matrix_exp = defop("linalg_matrix_exp(Tensor self) -> Tensor", check=_square_float("linalg.matrix_exp"))
+matrix_exp = document(defop("linalg_matrix_exp(Tensor self) -> Tensor", check=_square_float("linalg.matrix_exp")),
+         "The matrix exponential of each square matrix (scaling and squaring with a Pade approximant).")
 
 
 @derivative("linalg_matrix_exp")

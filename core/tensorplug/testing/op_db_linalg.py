@@ -17,8 +17,64 @@ import tensorplug as tp
 from tensorplug import Tensor
 
 from . import samples as S
-from .op_db import _add, _alias, _err, _errors, _t, _not_impl
-from .opinfo import SampleInput
+from .opinfo import OP_DB, OpInfo, SampleInput, ErrorInput
+
+ALIASES: dict = {}
+"""Public names that are another name of an entry's op here (merged into :data:`.op_db.ALIASES`)."""
+
+GRAD_SAMPLE_MAX_NUMEL = 300  # as in op_db: gradcheck perturbs every element twice
+
+
+# the construction helpers of op_db, restated so that this module does not import it back
+def _tensors(x):
+    if isinstance(x, Tensor):
+        yield x
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            yield from _tensors(v)
+    elif isinstance(x, dict):
+        for v in x.values():
+            yield from _tensors(v)
+
+
+def _small_when_grad(gen):
+    def sample_inputs(device, dtype, requires_grad):
+        for s in gen(device, dtype, requires_grad):
+            if requires_grad and sum(t.numel() for t in _tensors((s.input, s.args, s.kwargs))
+                                     if t.requires_grad) > GRAD_SAMPLE_MAX_NUMEL:
+                continue
+            yield s
+    return sample_inputs
+
+
+def _add(name, op, ref, dtypes, samples, **kw):
+    info = OpInfo(name=name, op=op, ref=ref, dtypes=tuple(dtypes), sample_inputs=_small_when_grad(samples), **kw)
+    OP_DB.append(info)
+    return info
+
+
+def _alias(entry_name, *names):
+    for n in names:
+        ALIASES[n] = entry_name
+
+
+def _err(exc, regex, input, *args, **kwargs):
+    return ErrorInput(SampleInput(input, args, kwargs), exc, regex)
+
+
+def _errors(*makers):
+    def error_inputs(device):
+        for m in makers:
+            yield m()
+    return error_inputs
+
+
+def _t(shape, dtype=tp.float32, seed=0, **kw):
+    return S.make_tensor(shape, dtype, seed=seed, **kw)
+
+
+def _not_impl(kernel, dtype_name):
+    return f'"{kernel}(_vml)?(_cpu)?" not implemented for \'{dtype_name}\''
 
 L = tp.linalg
 FL = (tp.float32, tp.float64)
