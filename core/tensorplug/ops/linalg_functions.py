@@ -451,7 +451,7 @@ def norm_legacy(input, p="fro", dim=None, keepdim=False, dtype=None):
     "fro" or None for 2; ``p="nuc"`` the nuclear norm over two dims (both of a 2-D input).
     Floating point inputs only; ``dtype`` computes in a wider dtype."""
     if p == "nuc":
-        dims = tuple(range(input.dim())) if dim is None else (tuple(dim) if not isinstance(dim, int) else (dim,))
+        dims = (-2, -1) if dim is None else (tuple(dim) if not isinstance(dim, int) else (dim,))
         if len(dims) != 2:
             raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dims))}")
         return matrix_norm(input, "nuc", dims, keepdim, dtype=dtype)

@@ -983,7 +983,7 @@ _add("baddbmm", tp.baddbmm, _addlike_ref("baddbmm"), _PROD_DTYPES,
                        ("alpha_zero", (1, 3, 1), (2, 3, 4), (2, 4, 5), {"alpha": 0}))),
      aten=("matmul",),
      error_inputs=_errors(
-         lambda: _err(RuntimeError, r"batch1 must be a 3D tensor", _t((2, 3, 5)), _t((3, 4)), _t((2, 4, 5))),
+         lambda: _err(RuntimeError, r"batch1 must be a 3D tensor", _t((5,)), _t((3, 4)), _t((2, 4, 5))),
          lambda: _err(RuntimeError, r"Expected size for first two dimensions of batch2 tensor to be: \[2, 4\] but got: "
                                     r"\[3, 4\].", _t((2, 3, 5)), _t((2, 3, 4)), _t((3, 4, 5))),
          lambda: _err(RuntimeError, r"expected scalar type Float but found Double", _t((2, 3, 5)), _t((2, 3, 4)),
