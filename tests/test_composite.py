@@ -721,7 +721,9 @@ ERRORS = [
                                                   r"tensor because the operation does not have an identity$"),
     (lambda: tp.zeros(0, 3).norm(-1, -2), RuntimeError, r"^linalg\.vector_norm cannot compute the -1 norm on the "
                                                         r"dimension -2because this dimension is empty"),
-    (lambda: X.norm("nuc"), NotImplementedError, r"nuclear norm needs a singular value decomposition"),
+    (lambda: X.norm("nuc", 0), RuntimeError, r"^linalg\.matrix_norm: dim must be a 2-tuple\. Got 0$"),
+    (lambda: tp.ones(3).norm("nuc"), RuntimeError, r"^linalg\.matrix_norm: The input tensor A must have at least 2 "
+                                                   r"dimensions\.$"),
     (lambda: X.norm("foo"), RuntimeError, r"^linalg\.matrix_norm: Order foo not supported\.$"),
     (lambda: X.norm("fro", (0, 1, 0)), RuntimeError, r"^linalg\.matrix_norm: dim must be a 2-tuple\. Got 0 1 0$"),
 ]

@@ -12,10 +12,11 @@ import numbers
 import warnings
 
 from ..autograd.grad_mode import no_grad
-from ..ops.factories import eye
+from ..ops.factories import eye, empty
+from ..ops.linalg_decomp import qr as _qr
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "eye_", "xavier_uniform_",
-           "xavier_normal_", "kaiming_uniform_", "kaiming_normal_"]
+           "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_"]
 
 _LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
 
@@ -137,3 +138,25 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     fan = _calculate_correct_fan(tensor, mode)
     std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
     return normal_(tensor, 0.0, std, generator)
+
+
+def orthogonal_(tensor, gain=1.0, generator=None):
+    """Fill with a (semi-)orthogonal matrix: the Q of the QR decomposition of a normal random matrix, its
+    columns' signs fixed by R's diagonal, times ``gain``; dims after the first are flattened."""
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    with no_grad():
+        flat = empty((rows, cols), dtype=tensor.dtype, device=tensor.device).normal_(0.0, 1.0, generator=generator)
+        if rows < cols:
+            flat = flat.t()
+        q, r = _qr(flat)
+        q = q * r.diagonal(0, -2, -1).sign()
+        if rows < cols:
+            q = q.t()
+        tensor.view(q.shape).copy_(q)
+        tensor.mul_(gain)
+    return tensor
