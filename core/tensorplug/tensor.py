@@ -64,13 +64,16 @@ class Storage:
 
 
 _new = object.__new__
+LEGACY_NEW = [None]  # the legacy constructor behind Tensor(...), installed by tensorplug._legacy
 
 
 class Tensor:
     """A multi-dimensional array on a device, with PyTorch's API.
 
     Create tensors with factories (``tensorplug.tensor``, ``zeros``,
-    ``arange``...) rather than this class.
+    ``arange``...). Calling the class is PyTorch's legacy constructor:
+    ``Tensor([1, 2])`` copies data into the default dtype, ``Tensor(2, 3)``
+    is uninitialised and ``Tensor()`` empty.
     """
 
     # _grad_acc: a leaf's weak reference to its AccumulateGrad (autograd.graph.leaf_edge), unset until
@@ -91,8 +94,14 @@ class Tensor:
     _backward_hooks = None
     _output_nr = 0
 
+    def __new__(cls, *args, **kwargs):
+        # PyTorch's legacy constructor: Tensor([1, 2]), Tensor(2, 3), Tensor() (tensorplug._legacy)
+        if cls is not Tensor or LEGACY_NEW[0] is None:
+            raise TypeError("use tensorplug.tensor(...), tensorplug.empty(...) or another factory to create tensors")
+        return LEGACY_NEW[0](None, args, kwargs, "Tensor")
+
     def __init__(self, *args, **kwargs):
-        raise TypeError("use tensorplug.tensor(...), tensorplug.empty(...) or another factory to create tensors")
+        pass  # the legacy constructor did the work in __new__
 
     # -- metadata -------------------------------------------------------------
     @property

@@ -7,6 +7,7 @@
   (:func:`conformance_config`);
 * :mod:`.report` runs a target and prints the op-by-op table
   (``tensorplug conformance NAME``);
+* :mod:`.comparison` is :func:`assert_close`, PyTorch's ``torch.testing.assert_close``;
 * :mod:`.pytest_plugin` is the pytest plugin (``--tensorplug-backend NAME``),
   with :func:`conformance_tests` for a plugin's ``tests/test_conformance.py``.
 
@@ -18,7 +19,8 @@ from __future__ import annotations
 from .opinfo import OpInfo, SampleInput, ErrorInput, OP_DB
 from .suite import (Skip, XFail, Check, CHECKS, TRANSFORM_CHECKS, register_transform_check, load_op_db,
                     ConformanceConfig, conformance_config, conformance_cases, run_case, fallback_ops,
-                    call, samples as op_samples, move_sample, assert_close, tolerance, leaves)
+                    call, samples as op_samples, move_sample, tolerance, leaves)
+from .comparison import assert_close
 from .report import Report, run_conformance
 
 
