@@ -185,7 +185,7 @@ class _PositiveDefinite(Constraint):
             try:
                 linalg.cholesky(flat[i])
                 ok.append(True)
-            except RuntimeError:
+            except (RuntimeError, ValueError):  # PyTorch's LinAlgError is a RuntimeError
                 ok.append(False)
         return symmetric & _f.tensor(ok, device=value.device).reshape(batch)
 
