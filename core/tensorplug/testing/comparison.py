@@ -144,8 +144,8 @@ def _compare_tensors(actual, expected, rtol, atol, equal_nan, check_device, chec
     e = np.asarray(_host(expected.to(common) if expected.dtype is not common else expected))
     if common.is_floating_point:
         with np.errstate(all="ignore"):
-            close = np.abs(a - e) <= atol + rtol * np.abs(e)
-            close |= a == e
+            err = np.abs(a - e)
+            close = (a == e) | (np.isfinite(err) & (err <= atol + np.abs(rtol * e)))
             if equal_nan:
                 close |= np.isnan(a) & np.isnan(e)
     else:
