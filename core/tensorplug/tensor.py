@@ -96,12 +96,13 @@ class Tensor:
 
     def __new__(cls, *args, **kwargs):
         # PyTorch's legacy constructor: Tensor([1, 2]), Tensor(2, 3), Tensor() (tensorplug._legacy)
-        if cls is not Tensor or LEGACY_NEW[0] is None:
-            raise TypeError("use tensorplug.tensor(...), tensorplug.empty(...) or another factory to create tensors")
-        return LEGACY_NEW[0](None, args, kwargs, "Tensor")
+        if cls is Tensor and LEGACY_NEW[0] is not None:
+            return LEGACY_NEW[0](None, args, kwargs, "Tensor")
+        return _new(cls)
 
     def __init__(self, *args, **kwargs):
-        pass  # the legacy constructor did the work in __new__
+        if type(self) is not Tensor:  # a subclass without its own __init__
+            raise TypeError("use tensorplug.tensor(...), tensorplug.empty(...) or another factory to create tensors")
 
     # -- metadata -------------------------------------------------------------
     @property

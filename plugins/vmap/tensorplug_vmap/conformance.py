@@ -18,10 +18,9 @@ import zlib
 import numpy as np
 
 import tensorplug as tp
-from tensorplug.testing import (Skip, call, op_samples as samples, move_sample, tolerance, leaves,
-                                register_transform_check)
+from tensorplug.testing import (Skip, call, op_samples as samples, move_sample, check_close as assert_close,
+                                tolerance, leaves, register_transform_check)
 from tensorplug import Tensor
-from tensorplug.testing.suite import assert_close
 
 BATCH = 3
 COMBOS = 2  # in_dims combinations per sample, besides "everything batched at 0"
