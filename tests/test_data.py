@@ -198,7 +198,7 @@ def test_iterable_dataset_batches_the_stream():
 
 
 @pytest.mark.parametrize("kwargs, exc, message", [
-    ({"num_workers": 2}, NotImplementedError, "num_workers=2.*calling process only; use num_workers=0"),
+    ({"in_order": False}, NotImplementedError, "in_order=False"),
     ({"num_workers": -1}, ValueError, "num_workers option should be non-negative"),
     ({"shuffle": True, "sampler": [0]}, ValueError, "sampler option is mutually exclusive with shuffle"),
     ({"batch_sampler": [[0]], "batch_size": 2}, ValueError, "batch_sampler option is mutually exclusive with "

@@ -47,6 +47,8 @@ from .autograd.grad_mode import is_inference_mode_enabled
 from . import func
 from .serialization import save, load
 from . import plugins
+from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor,  # noqa: F401
+                      ShortTensor, CharTensor, ByteTensor, BoolTensor, set_default_device)
 
 globals().update({k: v for k, v in _PUBLIC.items() if k not in globals()})
 
@@ -64,15 +66,20 @@ def get_default_device():
     return _state.default_device
 
 
-_LAZY_SUBMODULES = ("nn", "optim", "utils", "linalg")  # imported on first use: they cost import time
+_LAZY_SUBMODULES = ("nn", "optim", "utils",  # imported on first use: they cost import time
+                    "cuda", "amp", "accelerator", "backends", "distributed", "distributions", "testing", "linalg")
+_LAZY_ATTRS = {"autocast": "amp"}  # tensorplug.autocast is tensorplug.amp.autocast
 
 # what a user sees: the names defined above, the ops' public functions, and the lazy submodules
-__all__ = sorted({k for k in globals() if not k.startswith("_") and k != "annotations"} | set(_LAZY_SUBMODULES))
+__all__ = sorted({k for k in globals() if not k.startswith("_") and k != "annotations"} | set(_LAZY_SUBMODULES)
+                 | set(_LAZY_ATTRS))
 
 
 def __getattr__(name):
     if name in _LAZY_SUBMODULES:
         return _importlib.import_module(f"{__name__}.{name}")
+    if name in _LAZY_ATTRS:
+        return getattr(_importlib.import_module(f"{__name__}.{_LAZY_ATTRS[name]}"), name)
     from .plugins import NAMESPACE, missing_name_error, complete_pending  # lazy: the manager is imported by then; a name miss is rare
     if name in NAMESPACE or (not name.startswith("__") and complete_pending() and name in NAMESPACE):
         return NAMESPACE[name]

@@ -4,9 +4,15 @@
 import builtins as _builtins
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
+from . import accelerator as accelerator
+from . import amp as amp
 from . import autograd as autograd
 from . import backend as backend
+from . import backends as backends
+from . import cuda as cuda
 from . import dispatch as dispatch
+from . import distributed as distributed
+from . import distributions as distributions
 from . import dtypes as dtypes
 from . import func as func
 from . import hookspecs as hookspecs
@@ -45,6 +51,30 @@ class dtype:
 _dtype = dtype
 _device = device
 
+class BFloat16Tensor:
+    dtype: Any
+    is_cuda: _builtins.bool
+
+class BoolTensor:
+    dtype: Any
+    is_cuda: _builtins.bool
+
+class ByteTensor:
+    dtype: Any
+    is_cuda: _builtins.bool
+
+class CharTensor:
+    dtype: Any
+    is_cuda: _builtins.bool
+
+class DoubleTensor:
+    dtype: Any
+    is_cuda: _builtins.bool
+
+class FloatTensor:
+    dtype: Any
+    is_cuda: _builtins.bool
+
 class Generator:
     def __init__(self, device=...) -> None: ...
     def __repr__(self) -> _builtins.str: ...
@@ -54,6 +84,22 @@ class Generator:
     def manual_seed(self, seed) -> Any: ...
     def seed(self) -> Any: ...
     def set_state(self, new_state) -> Any: ...
+
+class HalfTensor:
+    dtype: Any
+    is_cuda: _builtins.bool
+
+class IntTensor:
+    dtype: Any
+    is_cuda: _builtins.bool
+
+class LongTensor:
+    dtype: Any
+    is_cuda: _builtins.bool
+
+class ShortTensor:
+    dtype: Any
+    is_cuda: _builtins.bool
 
 class Tag:
     data_dependent_output: Any
@@ -276,7 +322,21 @@ class Tensor:
     @property
     def is_leaf(self) -> _builtins.bool: ...
     @property
+    def is_meta(self) -> Any: ...
+    @property
+    def is_mkldnn(self) -> Any: ...
+    @property
+    def is_mps(self) -> Any: ...
+    @property
+    def is_nested(self) -> Any: ...
+    @property
+    def is_quantized(self) -> Any: ...
+    @property
+    def is_sparse(self) -> Any: ...
+    @property
     def is_view(self) -> Any: ...
+    @property
+    def is_xpu(self) -> Any: ...
     def isclose(self, other: Tensor, rtol: _builtins.float = ..., atol: _builtins.float = ..., equal_nan: _builtins.bool = ...) -> Tensor: ...
     def isfinite(self) -> Tensor: ...
     def isinf(self) -> Tensor: ...
@@ -447,6 +507,12 @@ class Tensor:
     def view_as(self, other) -> Any: ...
     def where(self, condition, other) -> Any: ...
     def zero_(self) -> Any: ...
+
+class autocast:
+    def __call__(self, func) -> Any: ...
+    def __enter__(self) -> Any: ...
+    def __exit__(self, exc_type, exc_val, exc_tb) -> Any: ...
+    def __init__(self, device_type, dtype=..., enabled=..., cache_enabled=...) -> None: ...
 
 class enable_grad:
     def __call__(self, fn) -> Any: ...
@@ -684,6 +750,7 @@ def scatter(input, dim, index, src=..., *, value=...) -> Any: ...
 def scatter_add(self: Tensor, dim: _builtins.int, index: Tensor, src: Tensor) -> Tensor: ...
 def seed() -> Any: ...
 def select(self: Tensor, dim: _builtins.int, index: _builtins.int) -> Tensor: ...
+def set_default_device(device) -> Any: ...
 def set_default_dtype(d) -> Any: ...
 def set_printoptions(precision=..., threshold=..., edgeitems=..., linewidth=..., profile=..., sci_mode=...) -> Any: ...
 def set_rng_state(new_state) -> Any: ...

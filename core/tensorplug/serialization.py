@@ -36,7 +36,7 @@ from .tensor import Tensor
 from .device import device as _device
 from .tensor import from_host
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals"]
 
 STRUCTURE_KEY = "tensorplug.structure"
 FORMAT_VERSION = 1
@@ -489,3 +489,49 @@ def _load_from(fobj, label, dev, from_host):
                f"{', '.join(_brief(n) for n in lost[:5])}{', ...' if len(lost) > 5 else ''} that the file holds "
                "(was it changed after tensorplug wrote it?); a safetensors reader loads every tensor by name")
     return obj
+
+
+# -- PyTorch's allowlist for weights_only unpickling ------------------------------------------------------------
+# tensorplug's files hold no pickles, so nothing is ever unpickled; the list is kept so programs written for
+# torch.load(weights_only=True) that register their classes run unchanged.
+_SAFE_GLOBALS: list = []
+
+
+def _check_globals(globs):
+    if not isinstance(globs, (list, tuple)):
+        raise TypeError(f"safe_globals must be a list of classes or functions (or (callable, name) tuples), "
+                        f"got {type(globs).__name__}")
+    return list(globs)
+
+
+def add_safe_globals(safe_globals):
+    """Mark classes and functions as safe for ``weights_only`` loading (accepted for PyTorch compatibility)."""
+    for g in _check_globals(safe_globals):
+        if g not in _SAFE_GLOBALS:
+            _SAFE_GLOBALS.append(g)
+
+
+def get_safe_globals():
+    """The globals marked safe by :func:`add_safe_globals` (a new list)."""
+    return list(_SAFE_GLOBALS)
+
+
+def clear_safe_globals():
+    """Forget every global marked safe."""
+    _SAFE_GLOBALS.clear()
+
+
+class safe_globals:
+    """Context manager: the given globals are marked safe inside the ``with`` block only."""
+
+    def __init__(self, safe_globals):
+        self.safe_globals = _check_globals(safe_globals)
+
+    def __enter__(self):
+        self._saved = list(_SAFE_GLOBALS)
+        add_safe_globals(self.safe_globals)
+        return self
+
+    def __exit__(self, *exc):
+        _SAFE_GLOBALS[:] = self._saved
+        return False

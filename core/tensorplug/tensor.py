@@ -64,13 +64,16 @@ class Storage:
 
 
 _new = object.__new__
+LEGACY_NEW = [None]  # the legacy constructor behind Tensor(...), installed by tensorplug._legacy
 
 
 class Tensor:
     """A multi-dimensional array on a device, with PyTorch's API.
 
     Create tensors with factories (``tensorplug.tensor``, ``zeros``,
-    ``arange``...) rather than this class.
+    ``arange``...). Calling the class is PyTorch's legacy constructor:
+    ``Tensor([1, 2])`` copies data into the default dtype, ``Tensor(2, 3)``
+    is uninitialised and ``Tensor()`` empty.
     """
 
     # _grad_acc: a leaf's weak reference to its AccumulateGrad (autograd.graph.leaf_edge), unset until
@@ -91,8 +94,15 @@ class Tensor:
     _backward_hooks = None
     _output_nr = 0
 
+    def __new__(cls, *args, **kwargs):
+        # PyTorch's legacy constructor: Tensor([1, 2]), Tensor(2, 3), Tensor() (tensorplug._legacy)
+        if cls is Tensor and LEGACY_NEW[0] is not None:
+            return LEGACY_NEW[0](None, args, kwargs, "Tensor")
+        return _new(cls)
+
     def __init__(self, *args, **kwargs):
-        raise TypeError("use tensorplug.tensor(...), tensorplug.empty(...) or another factory to create tensors")
+        if type(self) is not Tensor:  # a subclass without its own __init__
+            raise TypeError("use tensorplug.tensor(...), tensorplug.empty(...) or another factory to create tensors")
 
     # -- metadata -------------------------------------------------------------
     @property

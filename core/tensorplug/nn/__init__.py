@@ -8,5 +8,6 @@ from .parameter import Parameter, Buffer
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from . import functional, init, utils
+from .parallel import DataParallel
 
-__all__ = ["Parameter", "Buffer", "functional", "init", "utils"] + list(_modules_all)
+__all__ = ["Parameter", "Buffer", "functional", "init", "utils", "DataParallel"] + list(_modules_all)

@@ -7,6 +7,8 @@
   (:func:`conformance_config`);
 * :mod:`.report` runs a target and prints the op-by-op table
   (``tensorplug conformance NAME``);
+* :mod:`.comparison` is :func:`assert_close`, PyTorch's ``torch.testing.assert_close``
+  (the kit's own comparison, ``check_close(actual, expected, atol, rtol, what)``, stays beside it);
 * :mod:`.pytest_plugin` is the pytest plugin (``--tensorplug-backend NAME``),
   with :func:`conformance_tests` for a plugin's ``tests/test_conformance.py``.
 
@@ -18,7 +20,8 @@ from __future__ import annotations
 from .opinfo import OpInfo, SampleInput, ErrorInput, OP_DB
 from .suite import (Skip, XFail, Check, CHECKS, TRANSFORM_CHECKS, register_transform_check, load_op_db,
                     ConformanceConfig, conformance_config, conformance_cases, run_case, fallback_ops,
-                    call, samples as op_samples, move_sample, assert_close, tolerance, leaves)
+                    call, samples as op_samples, move_sample, tolerance, leaves, assert_close as check_close)
+from .comparison import assert_close
 from .report import Report, run_conformance
 
 
@@ -41,4 +44,4 @@ def conformance_tests(namespace, backend="cpu", *, ops=None, dtypes=None, op_db=
 __all__ = ["OpInfo", "SampleInput", "ErrorInput", "OP_DB", "Skip", "XFail", "Check", "CHECKS", "TRANSFORM_CHECKS",
            "register_transform_check", "load_op_db", "ConformanceConfig", "conformance_config",
            "conformance_cases", "run_case", "fallback_ops", "call", "op_samples", "move_sample",
-           "assert_close", "tolerance", "leaves", "Report", "run_conformance", "conformance_tests"]
+           "assert_close", "check_close", "tolerance", "leaves", "Report", "run_conformance", "conformance_tests"]

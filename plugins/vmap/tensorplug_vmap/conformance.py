@@ -18,8 +18,8 @@ import zlib
 import numpy as np
 
 import tensorplug as tp
-from tensorplug.testing import (Skip, call, op_samples as samples, move_sample, assert_close, tolerance, leaves,
-                                register_transform_check)
+from tensorplug.testing import (Skip, call, op_samples as samples, move_sample, check_close as assert_close,
+                                tolerance, leaves, register_transform_check)
 from tensorplug import Tensor
 
 BATCH = 3

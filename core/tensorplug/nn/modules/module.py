@@ -20,6 +20,7 @@ from ...autograd.grad_mode import no_grad
 from ...device import device as _device
 from ...tensor import Tensor
 from ..parameter import Parameter, Buffer
+from . import _backward_hooks as _bw_hooks
 
 __all__ = ["Module", "RemovableHandle"]
 
@@ -185,6 +186,16 @@ class Module:
         if prepend:
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """``hook(module, grad_input, grad_output)`` runs when the gradients with respect to the module's
+        positional tensor inputs are computed; a non-None result replaces ``grad_input``. Returns a handle."""
+        return _bw_hooks.register_full_backward_hook(self, hook, prepend, RemovableHandle)
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """``hook(module, grad_output)`` runs when the gradients with respect to the module's outputs are
+        computed, before ``grad_input``; a non-None result replaces ``grad_output``. Returns a handle."""
+        return _bw_hooks.register_full_backward_pre_hook(self, hook, prepend, RemovableHandle)
 
     # -- registration ----------------------------------------------------------------------------
     def register_buffer(self, name, tensor, persistent=True):

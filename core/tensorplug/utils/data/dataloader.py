@@ -1,10 +1,13 @@
-"""The :class:`DataLoader`: batches of samples from a dataset, in the calling process."""
+"""The :class:`DataLoader`: batches of samples from a dataset, in the calling process or in worker processes."""
 
 from __future__ import annotations
 
 import itertools
 import warnings
 
+from ... import dtypes as _dt
+from ...ops.factories import empty
+from ._multiprocess import MultiProcessingIter
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler, check_batching
@@ -24,19 +27,45 @@ class DataLoader:
     - ``collate_fn`` turns a list of samples into a batch (default:
       :func:`default_collate`, which stacks tensors and converts numbers).
 
-    Data is loaded in the calling process: ``num_workers`` must be 0
-    (anything greater raises NotImplementedError), and ``pin_memory`` has
-    no effect (tensorplug has no pinned host memory).
+    With ``num_workers=0`` data is loaded in the calling process. With
+    ``num_workers > 0`` that many worker processes load batches, as in
+    PyTorch: each gets a copy of the dataset, is seeded with ``base_seed +
+    worker_id`` (``random``, numpy and tensorplug), runs ``worker_init_fn(worker_id)``
+    and sees its :func:`get_worker_info`; batches come back in sampler order,
+    ``prefetch_factor`` per worker in flight; an exception in a worker is
+    raised again in the main process, naming the worker; ``timeout`` (seconds,
+    0 for none) bounds each wait; ``persistent_workers`` keeps the processes
+    between epochs. ``pin_memory`` has no effect (tensorplug has no pinned host memory).
     """
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
-                 collate_fn=None, pin_memory=False, drop_last=False, generator=None):
+                 collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
+                 multiprocessing_context=None, generator=None, *, prefetch_factor=None, persistent_workers=False,
+                 pin_memory_device="", in_order=True):
         if num_workers < 0:
             raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable "
                              "multiprocessing.")
-        if num_workers > 0:
-            raise NotImplementedError(f"DataLoader(num_workers={num_workers}): tensorplug loads data in the "
-                                      "calling process only; use num_workers=0")
+        if timeout < 0:
+            raise ValueError("timeout option should be non-negative")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError("prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 "
+                             "to enable multiprocessing, otherwise set prefetch_factor to None.")
+        if num_workers > 0 and prefetch_factor is None:
+            prefetch_factor = 2
+        elif prefetch_factor is not None and prefetch_factor < 0:
+            raise ValueError("prefetch_factor option should be non-negative")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("persistent_workers option needs num_workers > 0")
+        if not in_order:
+            raise NotImplementedError("DataLoader(in_order=False) is not implemented: batches come in sampler order")
+        self.timeout = timeout
+        self.worker_init_fn = worker_init_fn
+        self.multiprocessing_context = multiprocessing_context
+        self.prefetch_factor = prefetch_factor
+        self.persistent_workers = persistent_workers
+        self.pin_memory_device = pin_memory_device
+        self.in_order = in_order
+        self._iterator = None
         if pin_memory:
             warnings.warn("'pin_memory' argument is set as true but tensorplug has no pinned memory; "
                           "it has no effect", stacklevel=2)
@@ -85,7 +114,19 @@ class DataLoader:
     def _auto_collation(self):
         return self.batch_sampler is not None or (self._iterable and self.batch_size is not None)
 
+    def _shared_seed(self):
+        """The base seed of the workers for one pass: drawn from ``generator`` (or the default generator)."""
+        return int(empty((), dtype=_dt.int64).random_(generator=self.generator).item())
+
     def __iter__(self):
+        if self.num_workers > 0:
+            if not self.persistent_workers:
+                return MultiProcessingIter(self)
+            if self._iterator is None:
+                self._iterator = MultiProcessingIter(self)
+            else:
+                self._iterator._reset()
+            return self._iterator
         collate, dataset = self.collate_fn, self.dataset
         if self._iterable:
             if not self._auto_collation:
