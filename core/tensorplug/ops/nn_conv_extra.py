@@ -1,0 +1,549 @@
+"""Operators of the convolution family beyond conv1d/conv2d: transposed convolutions, conv3d, conv2d's
+gradients, im2col / col2im (``unfold`` / ``fold``), pixel (un)shuffle, adaptive max pooling, the
+upsampling kernels of ``interpolate`` and ``grid_sample`` / ``affine_grid``.
+
+The speed-critical ones are primitives with a decomposition for every backend and a fused kernel on
+the CPU (``tensorplug_cpu/conv.py``): ``conv2d`` (whose decomposition is in ``nn_ops``),
+``conv_transpose2d.input`` and ``conv2d_weight_backward``. Their backward formulas are one another:
+conv2d's input gradient is a transposed convolution, its weight gradient ``conv2d_weight_backward``,
+and a transposed convolution's gradients are a convolution and a weight gradient again, so forward and
+backward are each one GEMM per group on the CPU. The rest are compositions of those and of public ops,
+which gives them autograd and vmap for free.
+"""
+
+from __future__ import annotations
+
+import math
+import struct as _struct
+
+from .. import dtypes as _dt
+from ..autograd.formulas import derivative
+from ._common import document as _document
+from ._lib import defop
+from .factories import arange, tensor, zeros
+from .joining import stack
+from .nn_ops import (_check_conv, _conv_pads, _patches, _tup, constant_pad, conv2d, conv2d_padding)
+from .pointwise import not_implemented
+
+__all__ = ["conv2d_weight_backward", "conv_transpose1d", "conv_transpose2d", "conv3d", "conv3d_padding",
+           "im2col", "col2im", "pixel_shuffle", "pixel_unshuffle", "UPSAMPLE"]
+
+
+def _pairs(*vals):
+    return [_tup(v, 2) for v in vals]
+
+
+# -- conv2d's weight gradient ---------------------------------------------------------------------------------
+def _conv2d_weight_backward(grad_output, input, weight_size, stride, padding, dilation, groups):
+    stride, padding, dilation = _pairs(stride, padding, dilation)
+    batched = input.dim() == 4
+    x = input if batched else input.unsqueeze(0)
+    g = grad_output if batched else grad_output.unsqueeze(0)
+    if padding[0] or padding[1]:
+        x = constant_pad(x, (padding[1], padding[1], padding[0], padding[0]), 0)
+    o, cg, kh, kw = weight_size
+    n, _, ho, wo = g._shape
+    cols = _patches(x, (kh, kw), stride, dilation)  # N, C, K, H', W' (H' >= Ho: the last rows unused)
+    cols = cols.narrow(3, 0, ho).narrow(4, 0, wo)
+    k = cg * kh * kw
+    # sum over the batch and the output positions: (G, O/G, N*L) @ (G, N*L, C/G*K)
+    gy = g.reshape(n, groups, o // groups, ho * wo).permute(1, 2, 0, 3).reshape(groups, o // groups, n * ho * wo)
+    c2 = cols.reshape(n, groups, k, ho * wo).permute(1, 0, 3, 2).reshape(groups, n * ho * wo, k)
+    return gy.matmul(c2).reshape(o, cg, kh, kw)
+
+
+conv2d_weight_backward = _document(
+    defop("conv2d_weight_backward(Tensor grad_output, Tensor input, SymInt[4] weight_size, SymInt[2] stride, "
+          "SymInt[2] padding, SymInt[2] dilation, SymInt groups) -> Tensor", composite=_conv2d_weight_backward),
+    "The gradient of conv2d with respect to its weight (of size ``weight_size``), given the output gradient "
+    "and the input (a primitive, so that a backend runs it as one GEMM per group).")
+
+
+# -- transposed convolution --------------------------------------------------------------------------------------
+def _type_name(t):
+    return t.type()
+
+
+def _check_conv_transpose(nd):
+    name = f"conv_transpose{nd}d"
+
+    def check(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+        if input.dim() not in (nd + 1, nd + 2):
+            raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got "
+                               f"input of size: {list(input._shape)}")
+        wnd = weight.dim() - 2
+        if wnd != nd:
+            raise RuntimeError(f"expected stride to be a single integer value or a list of {max(wnd, 0)} values "
+                               f"to match the convolution dimensions, but got stride={list(_tup(stride, nd))}")
+        if input._dtype is not weight._dtype:
+            raise RuntimeError(f"Input type ({_type_name(input)}) and weight type ({_type_name(weight)}) should be "
+                               "the same or input should be a MKLDNN tensor and weight is a dense tensor")
+        if bias is not None and bias._dtype is not input._dtype:
+            raise RuntimeError(f"Input type ({_type_name(input)}) and bias type ({_type_name(bias)}) should be the "
+                               "same or input should be a MKLDNN tensor and bias is a dense tensor")
+        vals = {}
+        for what, v in (("stride", stride), ("padding", padding), ("output_padding", output_padding),
+                        ("dilation", dilation)):
+            t = _tup(v, nd)
+            if len(t) != nd:
+                raise RuntimeError(f"expected {what} to be a single integer value or a list of {nd} values to match "
+                                   f"the convolution dimensions, but got {what}={list(t)}")
+            vals[what] = t
+        s, p, op, d = vals["stride"], vals["padding"], vals["output_padding"], vals["dilation"]
+        if any(v <= 0 for v in s):
+            raise RuntimeError("non-positive stride is not supported")
+        if any(v < 0 for v in p):
+            raise RuntimeError("negative padding is not supported")
+        if any(v < 0 for v in op):
+            raise RuntimeError("negative output_padding is not supported")
+        if any(v <= 0 for v in d):
+            raise RuntimeError("non-positive dilation is not supported")
+        if groups <= 0:
+            raise RuntimeError("non-positive groups is not supported")
+        shape = input._shape if input.dim() == nd + 2 else (1,) + input._shape
+        cin, cog = weight._shape[:2]
+        if cin % groups:
+            raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+                               f"but got weight of size [{list(weight._shape)}] instead")
+        if shape[1] != cin:
+            raise RuntimeError(f"Given transposed=1, weight of size {list(weight._shape)}, expected input"
+                               f"{list(shape)} to have {cin} channels, but got {shape[1]} channels instead")
+        if bias is not None and (bias.dim() != 1 or bias._shape[0] != cog * groups):
+            raise RuntimeError(f"Given transposed=1, weight of size {list(weight._shape)}, expected bias to be "
+                               f"1-dimensional with {cog * groups} elements, but got bias of size "
+                               f"{list(bias._shape)} instead")
+        if any(o >= si and o >= di for o, si, di in zip(op, s, d)):
+            if nd == 2:
+                raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got "
+                                   f"output_padding_height: {op[0]} output_padding_width: {op[1]} stride_height: "
+                                   f"{s[0]} stride_width: {s[1]} dilation_height: {d[0]} dilation_width: {d[1]}")
+            raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got "
+                               f"output_padding: {op[0]} stride: {s[0]} dilation: {d[0]}")
+        outs = [(n - 1) * si - 2 * pi + di * (k - 1) + oi + 1
+                for n, si, pi, di, k, oi in zip(shape[2:], s, p, d, weight._shape[2:], op)]
+        if any(o <= 0 for o in outs):
+            raise RuntimeError(f"{name}: the calculated output size {outs} is too small (input size "
+                               f"{list(shape[2:])}, kernel size {list(weight._shape[2:])}, padding {list(p)})")
+    return check
+
+
+def _dilate(x, dim, s):
+    """``x`` with ``s - 1`` zeros between neighbours along ``dim`` (one stack and one reshape)."""
+    if s == 1:
+        return x
+    n = x._shape[dim]
+    zero = zeros(x._shape, dtype=x._dtype, device=x._device)
+    parts = stack([x] + [zero] * (s - 1), dim + 1)
+    shape = x._shape[:dim] + (n * s,) + x._shape[dim + 1:]
+    return parts.reshape(shape).narrow(dim, 0, (n - 1) * s + 1)
+
+
+def _conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """A stride-1 convolution of the zero-dilated, padded input with the flipped, channel-swapped weight."""
+    s, p, op, d = _pairs(stride, padding, output_padding, dilation)
+    batched = input.dim() == 4
+    x = input if batched else input.unsqueeze(0)
+    cin, cog, kh, kw = weight._shape
+    x = _dilate(_dilate(x, 2, s[0]), 3, s[1])
+    lo = [di * (k - 1) - pi for di, k, pi in zip(d, (kh, kw), p)]
+    x = constant_pad(x, (lo[1], lo[1] + op[1], lo[0], lo[0] + op[0]), 0)
+    w = weight.reshape(groups, cin // groups, cog, kh, kw).transpose(1, 2).reshape(groups * cog, cin // groups, kh,
+                                                                                 kw).flip((2, 3))
+    out = conv2d(x, w, bias, (1, 1), (0, 0), tuple(d), groups)
+    return out if batched else out.squeeze(0)
+
+
+_CT_DOC = ("{nd}-D transposed convolution (the gradient of conv{nd}d with respect to its input) of ``input`` "
+           "(N, C_in, *spatial) or (C_in, *spatial) with ``weight`` (C_in, C_out / groups, *kernel); "
+           "``output_padding`` adds to one side of the output size.")
+conv_transpose2d = _document(
+    defop("conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, "
+          "SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt groups=1, SymInt[2] dilation=1) -> Tensor",
+          check=_check_conv_transpose(2), composite=_conv_transpose2d), _CT_DOC.format(nd=2))
+
+
+def _conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    stride, padding, output_padding, dilation = (_tup(v, 1) for v in (stride, padding, output_padding, dilation))
+    out = conv_transpose2d(input.unsqueeze(-2), weight.unsqueeze(2), bias, (1,) + stride, (0,) + padding,
+                           (0,) + output_padding, groups, (1,) + dilation)
+    return out.squeeze(-2)
+
+
+conv_transpose1d = _document(
+    defop("conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, "
+          "SymInt[1] padding=0, SymInt[1] output_padding=0, SymInt groups=1, SymInt[1] dilation=1) -> Tensor",
+          check=_check_conv_transpose(1), composite=_conv_transpose1d), _CT_DOC.format(nd=1))
+
+
+def _bias_grad(grad, nd):
+    return grad.sum((0,) + tuple(range(2, 2 + nd)) if grad.dim() == nd + 2 else tuple(range(1, 1 + nd)))
+
+
+@derivative("conv2d")
+def _(grad, input, weight, bias, stride, padding, dilation, groups, needs_input_grad):
+    s, p, d = _pairs(stride, padding, dilation)
+    gi = gw = gb = None
+    if needs_input_grad[0]:
+        # the output padding that brings the transposed convolution back to the input's size
+        op = tuple(n + 2 * pi - di * (k - 1) - 1 - (o - 1) * si
+                   for n, o, si, pi, di, k in zip(input._shape[-2:], grad._shape[-2:], s, p, d, weight._shape[2:]))
+        gi = conv_transpose2d(grad, weight, None, tuple(s), tuple(p), op, groups, tuple(d))
+    if needs_input_grad[1]:
+        gw = conv2d_weight_backward(grad, input, weight._shape, tuple(s), tuple(p), tuple(d), groups)
+    if needs_input_grad[2]:
+        gb = _bias_grad(grad, 2)
+    return gi, gw, gb
+
+
+@derivative("conv_transpose2d.input")
+def _(grad, input, weight, bias, stride, padding, output_padding, groups, dilation, needs_input_grad):
+    s, p, d = _pairs(stride, padding, dilation)
+    gi = gw = gb = None
+    if needs_input_grad[0]:
+        gi = conv2d(grad, weight, None, tuple(s), tuple(p), tuple(d), groups)
+        # an output padding of at least the stride (allowed below the dilation) adds windows the input lacks
+        for dim in (-2, -1):
+            if gi._shape[dim] != input._shape[dim]:
+                gi = gi.narrow(dim, 0, input._shape[dim])
+    if needs_input_grad[1]:
+        # the transposed convolution's output is conv2d's input: the roles of input and gradient swap
+        gw = conv2d_weight_backward(input, grad, weight._shape, tuple(s), tuple(p), tuple(d), groups)
+    if needs_input_grad[2]:
+        gb = _bias_grad(grad, 2)
+    return gi, gw, gb
+
+
+# -- conv3d ----------------------------------------------------------------------------------------------------------
+def _conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """A sum over the kernel's depth of 2-D convolutions of depth slices (the depth folded into the batch)."""
+    s, d = _tup(stride, 3), _tup(dilation, 3)
+    pads = _conv_pads(3, padding, d, weight._shape[2:])
+    batched = input.dim() == 5
+    x = input if batched else input.unsqueeze(0)
+    if any(lo or hi for lo, hi in pads):
+        x = constant_pad(x, (pads[2][0], pads[2][1], pads[1][0], pads[1][1], pads[0][0], pads[0][1]), 0)
+    if bias is not None and bias._dtype is not x._dtype:  # the padding="valid"/"same" overload casts it
+        bias = bias.to(x._dtype)
+    n, c, dp = x._shape[:3]
+    kd = weight._shape[2]
+    do = (dp - d[0] * (kd - 1) - 1) // s[0] + 1
+    out = None
+    for i in range(kd):
+        xs = x.narrow(2, i * d[0], (do - 1) * s[0] + 1)
+        if s[0] > 1:
+            xs = xs[:, :, ::s[0]]
+        xs = xs.transpose(1, 2).reshape((n * do, c) + x._shape[3:])
+        y = conv2d(xs, weight.select(2, i), bias if i == 0 else None, s[1:], (0, 0), d[1:], groups)
+        out = y if out is None else out + y
+    out = out.reshape((n, do) + out._shape[1:]).transpose(1, 2)
+    return out if batched else out.squeeze(0)
+
+
+_C3_DOC = ("3-D convolution (cross-correlation) of ``input`` (N, C_in, D, H, W) or (C_in, D, H, W) with "
+           "``weight`` (C_out, C_in / groups, kd, kh, kw){pad}.")
+conv3d = _document(defop("conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, "
+                         "SymInt[3] padding=0, SymInt[3] dilation=1, SymInt groups=1) -> Tensor",
+                         check=_check_conv(3), composite=_conv3d), _C3_DOC.format(pad=""))
+conv3d_padding = _document(defop('conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, '
+                                 'str padding="valid", SymInt[3] dilation=1, SymInt groups=1) -> Tensor',
+                                 check=_check_conv(3), composite=_conv3d),
+                           _C3_DOC.format(pad=', padding "valid" or "same"'))
+
+
+# -- im2col / col2im -------------------------------------------------------------------------------------------------
+def _check_block_args(kernel_size, dilation, padding, stride):
+    for v, what in ((kernel_size, "kernel_size"), (dilation, "dilation"), (padding, "padding"), (stride, "stride")):
+        if len(v) != 2:
+            raise RuntimeError(f"It is expected {what} equals to 2, but got size {len(v)}")
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel_size, dilation, padding, stride
+    if kh <= 0 or kw <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kernel_height: {kh} kernel_width: {kw}")
+    if sh <= 0 or sw <= 0:
+        raise RuntimeError(f"stride should be greater than zero, but got stride_height: {sh} stride_width: {sw}")
+    if dh <= 0 or dw <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilation_height: {dh} dilation_width: "
+                           f"{dw}")
+    if ph < 0 or pw < 0:
+        raise RuntimeError(f"padding should be non-negative, but got pad_height: {ph} pad_width: {pw}")
+
+
+def _blocks(size, k, d, p, s):
+    return (size + 2 * p - (d * (k - 1) + 1)) // s + 1
+
+
+def _check_im2col(self, kernel_size, dilation, padding, stride):
+    _check_block_args(kernel_size, dilation, padding, stride)
+    shape = self._shape
+    if not (self.dim() in (3, 4) and 0 not in shape[-3:]):
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+                           f"got:{list(shape)}")
+    outs = [_blocks(n, *a) for n, a in zip(shape[-2:], zip(kernel_size, dilation, padding, stride))]
+    if outs[0] < 1 or outs[1] < 1:
+        raise RuntimeError(f"Given input with spatial size ({shape[-2]}, {shape[-1]}), kernel_size=({kernel_size[0]}, "
+                           f"{kernel_size[1]}), dilation=({dilation[0]}, {dilation[1]}), padding=({padding[0]}, "
+                           f"{padding[1]}), calculated shape of the array of sliding blocks as ({outs[0]}, "
+                           f"{outs[1]}), but its components must be at least one.")
+    if not self._dtype.is_floating_point:
+        raise not_implemented("im2col_out_cpu", self._dtype)
+
+
+def _im2col(self, kernel_size, dilation, padding, stride):
+    batched = self.dim() == 4
+    x = self if batched else self.unsqueeze(0)
+    (ph, pw), (kh, kw) = padding, kernel_size
+    if ph or pw:
+        x = constant_pad(x, (pw, pw, ph, ph), 0)
+    cols = _patches(x, (kh, kw), tuple(stride), tuple(dilation))  # N, C, K, Ho, Wo
+    n, c, k, ho, wo = cols._shape
+    out = cols.reshape(n, c * k, ho * wo)
+    return out if batched else out.squeeze(0)
+
+
+im2col = _document(defop("im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) "
+                         "-> Tensor", check=_check_im2col, composite=_im2col),
+                   "The sliding blocks of (N, C, H, W) or (C, H, W) as columns (N, C * kh * kw, L) "
+                   "(``nn.functional.unfold``).")
+
+
+def _check_col2im(self, output_size, kernel_size, dilation, padding, stride):
+    if len(output_size) != 2:
+        raise RuntimeError(f"It is expected output_size equals to 2, but got size {len(output_size)}")
+    _check_block_args(kernel_size, dilation, padding, stride)
+    shape = self._shape
+    if not (self.dim() in (2, 3) and 0 not in shape[-2:]):
+        raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
+                           f"dimensions for input, but got: {list(shape)}")
+    k = kernel_size[0] * kernel_size[1]
+    c = shape[-2]
+    if c % k:
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, but "
+                           f"got input.size(1)={c} and kernel_size=({kernel_size[0]}, {kernel_size[1]}).")
+    bh, bw = (_blocks(n, *a) for n, a in zip(output_size, zip(kernel_size, dilation, padding, stride)))
+    if bh * bw != shape[-1] or bh < 1 or bw < 1:
+        raise RuntimeError(f"Given output_size=({output_size[0]}, {output_size[1]}), kernel_size=({kernel_size[0]}, "
+                           f"{kernel_size[1]}), dilation=({dilation[0]}, {dilation[1]}), padding=({padding[0]}, "
+                           f"{padding[1]}), stride=({stride[0]}, {stride[1]}), expected size of input's dimension 2 "
+                           f"to match the calculated number of sliding blocks {bh} * {bw} = {bh * bw}, but got "
+                           f"input.size(2)={shape[-1]}.")
+    if not self._dtype.is_floating_point:
+        raise not_implemented("col2im_out_cpu", self._dtype)
+
+
+def _col2im(self, output_size, kernel_size, dilation, padding, stride):
+    """A transposed convolution, one group per channel, with one-hot weights: each block adds its
+    values back where they came from."""
+    batched = self.dim() == 3
+    x = self if batched else self.unsqueeze(0)
+    (kh, kw), (h, w) = kernel_size, output_size
+    k = kh * kw
+    n, ck, _ = x._shape
+    c = ck // k
+    bh, bw = (_blocks(size, *a) for size, a in zip(output_size, zip(kernel_size, dilation, padding, stride)))
+    eye = tensor([[1.0 if i == j else 0.0 for j in range(k)] for i in range(k)], dtype=x._dtype, device=x._device)
+    weight = eye.reshape(1, k, 1, kh, kw).expand(c, k, 1, kh, kw).reshape(ck, 1, kh, kw)
+    out = conv_transpose2d(x.reshape(n, ck, bh, bw), weight, None, tuple(stride), (0, 0), (0, 0), c,
+                           tuple(dilation))
+    # the image is the full output less the padding on each side; what the last block does not reach is 0
+    for dim, size, p in ((2, h, padding[0]), (3, w, padding[1])):
+        kept = min(size, out._shape[dim] - p)
+        out = out.narrow(dim, p, kept)
+        if kept < size:
+            out = constant_pad(out, (0, size - kept) if dim == 3 else (0, 0, 0, size - kept), 0)
+    return out if batched else out.squeeze(0)
+
+
+col2im = _document(defop("col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, "
+                         "int[2] padding, int[2] stride) -> Tensor", check=_check_col2im, composite=_col2im),
+                   "The sum of the sliding blocks (N, C * kh * kw, L) or (C * kh * kw, L) back into an image of "
+                   "``output_size`` (``nn.functional.fold``).")
+
+
+# -- pixel shuffle ---------------------------------------------------------------------------------------------------
+def _check_pixel(name, what):
+    def check(self, factor):
+        if self.dim() < 3:
+            raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got input with {self.dim()} "
+                               "dimension(s)")
+        if factor <= 0:
+            raise RuntimeError(f"{name} expects a positive {what}, but got {factor}")
+        c, h, w = self._shape[-3:]
+        if name == "pixel_shuffle":
+            if c % (factor * factor):
+                raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
+                                   f"square of upscale_factor, but input.size(-3)={c} is not divisible by "
+                                   f"{factor * factor}")
+        elif h % factor:
+            raise RuntimeError(f"pixel_unshuffle expects height to be divisible by downscale_factor, but "
+                               f"input.size(-2)={h} is not divisible by {factor}")
+        elif w % factor:
+            raise RuntimeError(f"pixel_unshuffle expects width to be divisible by downscale_factor, but "
+                               f"input.size(-1)={w} is not divisible by {factor}")
+    return check
+
+
+def _pixel_shuffle(self, upscale_factor):
+    r = upscale_factor
+    lead, (c, h, w) = self._shape[:-3], self._shape[-3:]
+    m = len(lead)
+    x = self.reshape(lead + (c // (r * r), r, r, h, w))
+    x = x.permute(tuple(range(m)) + (m, m + 3, m + 1, m + 4, m + 2))
+    return x.reshape(lead + (c // (r * r), h * r, w * r))
+
+
+def _pixel_unshuffle(self, downscale_factor):
+    r = downscale_factor
+    lead, (c, h, w) = self._shape[:-3], self._shape[-3:]
+    m = len(lead)
+    x = self.reshape(lead + (c, h // r, r, w // r, r))
+    x = x.permute(tuple(range(m)) + (m, m + 2, m + 4, m + 1, m + 3))
+    return x.reshape(lead + (c * r * r, h // r, w // r))
+
+
+pixel_shuffle = _document(defop("pixel_shuffle(Tensor self, int upscale_factor) -> Tensor",
+                                check=_check_pixel("pixel_shuffle", "upscale_factor"), composite=_pixel_shuffle),
+                          "(*, C * r * r, H, W) to (*, C, H * r, W * r): each group of r * r channels becomes an "
+                          "r x r block.")
+pixel_unshuffle = _document(defop("pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor",
+                                  check=_check_pixel("pixel_unshuffle", "downscale_factor"),
+                                  composite=_pixel_unshuffle),
+                            "The inverse of pixel_shuffle: (*, C, H * r, W * r) to (*, C * r * r, H, W).")
+
+
+# -- upsampling (nn.functional.interpolate) ----------------------------------------------------------------------
+def _f32(v):
+    """``v`` rounded to float32: PyTorch computes nearest-neighbour source indices in float."""
+    return _struct.unpack("f", _struct.pack("f", v))[0]
+
+
+def _up_sizes(input, nd, output_size, scale_factors):
+    """The output's spatial sizes (floor of size * scale when only scales are given), checked."""
+    if (output_size is None) == (scale_factors is None):
+        raise RuntimeError("Must specify exactly one of output_size and scale_factors")
+    if output_size is not None and len(output_size) != nd:
+        raise RuntimeError("Expected static_cast<int64_t>(output_size->size()) == spatial_dimensions to be true, "
+                           "but got false.")
+    if scale_factors is not None and len(scale_factors) != nd:
+        raise RuntimeError("Expected static_cast<int64_t>(scale_factors->size()) == spatial_dimensions to be true, "
+                           "but got false.")
+    if input.dim() != nd + 2:
+        raise RuntimeError(f"It is expected input_size equals to {nd + 2}, but got size {input.dim()}")
+    sizes = input._shape[2:]
+    outs = tuple(output_size) if output_size is not None else tuple(int(n * s) for n, s in zip(sizes, scale_factors))
+    if any(n <= 0 for n in sizes) or any(o <= 0 for o in outs):
+        names = "DHW"[3 - nd:]
+        raise RuntimeError("Input and output sizes should be greater than 0, but got input ("
+                           + ", ".join(f"{a}: {n}" for a, n in zip(names, sizes)) + ") output ("
+                           + ", ".join(f"{a}: {o}" for a, o in zip(names, outs)) + ")")
+    return outs
+
+
+_UP_KERNEL = {"nearest": "upsample_nearest{nd}d", "nearest-exact": "_upsample_nearest_exact{nd}d",
+              "linear": "upsample_linear1d", "bilinear": "upsample_bilinear2d", "trilinear": "upsample_trilinear3d",
+              "bicubic": "upsample_bicubic2d"}
+
+
+def _check_upsample(nd, mode):
+    def check(input, output_size, *rest):
+        _up_sizes(input, nd, output_size, rest[-1])
+        d = input._dtype
+        ok = d.is_floating_point or (d is _dt.uint8 and mode in ("nearest", "nearest-exact"))
+        if not ok:
+            name = _UP_KERNEL[mode].format(nd=nd).lstrip("_")
+            raise not_implemented(name + ("_channels_last" if nd == 2 else ""), d)
+    return check
+
+
+def _nearest_index(mode, n_in, n_out, scale):
+    if mode == "nearest":
+        if n_out == n_in:
+            return list(range(n_out))
+        if n_out == 2 * n_in:
+            return [i >> 1 for i in range(n_out)]
+    r = _f32(1.0 / scale) if scale is not None and scale > 0 else _f32(_f32(n_in) / n_out)
+    half = 0.5 if mode == "nearest-exact" else 0.0
+    return [min(int(math.floor(_f32(_f32(i + half) * r))), n_in - 1) for i in range(n_out)]
+
+
+def _source(n_in, n_out, align_corners, scale, cubic):
+    """PyTorch's area_pixel_compute_source_index for every output position."""
+    if align_corners:
+        r = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+        return [r * i for i in range(n_out)]
+    r = 1.0 / scale if scale is not None and scale > 0 else n_in / n_out
+    src = [r * (i + 0.5) - 0.5 for i in range(n_out)]
+    return src if cubic else [max(v, 0.0) for v in src]
+
+
+def _cubic_weights(t):
+    a = -0.75
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
+def _taps(mode, n_in, n_out, align_corners, scale):
+    """Per output position along one dim: the (source indices, weights) that mix into it."""
+    if mode in ("nearest", "nearest-exact"):
+        return [_nearest_index(mode, n_in, n_out, scale)], None
+    if mode == "bicubic":
+        idx, ws = [[] for _ in range(4)], [[] for _ in range(4)]
+        for v in _source(n_in, n_out, align_corners, scale, True):
+            i = math.floor(v)
+            for k, w in enumerate(_cubic_weights(v - i)):
+                idx[k].append(min(max(i - 1 + k, 0), n_in - 1))
+                ws[k].append(w)
+        return idx, ws
+    lo, hi, w0, w1 = [], [], [], []
+    for v in _source(n_in, n_out, align_corners, scale, False):
+        i = int(v)
+        lo.append(i)
+        hi.append(i + 1 if i < n_in - 1 else i)
+        w1.append(v - i)
+        w0.append(1.0 - (v - i))
+    return [lo, hi], [w0, w1]
+
+
+def _upsample(nd, mode):
+    def up(input, output_size, *rest):
+        scales = rest[-1]
+        align_corners = rest[0] if len(rest) == 2 else False
+        outs = _up_sizes(input, nd, output_size, scales)
+        x = input
+        dev = input._device
+        for i in range(nd):
+            dim = 2 + i
+            n_in = x._shape[dim]
+            idx, ws = _taps(mode, n_in, outs[i], align_corners, None if scales is None else scales[i])
+            picks = [x.index_select(dim, tensor(ix, dtype=_dt.int64, device=dev)) for ix in idx]
+            if ws is None:
+                x = picks[0]
+                continue
+            shape = (outs[i],) + (1,) * (nd - 1 - i)
+            y = None
+            for p, w in zip(picks, ws):
+                term = p * tensor(w, dtype=x._dtype, device=dev).view(shape)
+                y = term if y is None else y + term
+            x = y
+        return x
+    return up
+
+
+def _define_upsample(nd, mode):
+    name = _UP_KERNEL[mode].format(nd=nd)
+    align = "bool align_corners, " if mode not in ("nearest", "nearest-exact") else ""
+    op = defop(f"{name}.vec(Tensor input, SymInt[]? output_size, {align}float[]? scale_factors) -> Tensor",
+               check=_check_upsample(nd, mode), composite=_upsample(nd, mode))
+    return _document(op, f"``interpolate(mode='{mode}')`` of an (N, C, *{nd} spatial dims) input to ``output_size`` "
+                         "or to its sizes times ``scale_factors`` (floored; the scales then set the source "
+                         "positions, as in PyTorch).")
+
+
+UPSAMPLE = {(mode, nd): _define_upsample(nd, mode)
+            for mode, nds in (("nearest", (1, 2, 3)), ("nearest-exact", (1, 2, 3)), ("linear", (1,)),
+                              ("bilinear", (2,)), ("trilinear", (3,)), ("bicubic", (2,)))
+            for nd in nds}
+"""``{(mode, spatial dims): op entry}``: the upsampling operators of ``interpolate``."""
