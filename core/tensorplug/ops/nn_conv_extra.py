@@ -113,12 +113,11 @@ def _check_conv_transpose(nd):
                                f"1-dimensional with {cog * groups} elements, but got bias of size "
                                f"{list(bias._shape)} instead")
         if any(o >= si and o >= di for o, si, di in zip(op, s, d)):
-            if nd == 2:
-                raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got "
-                                   f"output_padding_height: {op[0]} output_padding_width: {op[1]} stride_height: "
-                                   f"{s[0]} stride_width: {s[1]} dilation_height: {d[0]} dilation_width: {d[1]}")
+            # PyTorch runs the 1-d op as a 2-d one of height 1, and reports it so
+            (oh, ow), (sh, sw), (dh, dw) = ((0,) + op, (1,) + s, (1,) + d) if nd == 1 else (op, s, d)
             raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got "
-                               f"output_padding: {op[0]} stride: {s[0]} dilation: {d[0]}")
+                               f"output_padding_height: {oh} output_padding_width: {ow} stride_height: {sh} "
+                               f"stride_width: {sw} dilation_height: {dh} dilation_width: {dw}")
         outs = [(n - 1) * si - 2 * pi + di * (k - 1) + oi + 1
                 for n, si, pi, di, k, oi in zip(shape[2:], s, p, d, weight._shape[2:], op)]
         if any(o <= 0 for o in outs):
@@ -211,6 +210,24 @@ def _(grad, input, weight, bias, stride, padding, output_padding, groups, dilati
     if needs_input_grad[2]:
         gb = _bias_grad(grad, 2)
     return gi, gw, gb
+
+
+@derivative("conv2d_weight_backward")
+def _(grad, grad_output, input, weight_size, stride, padding, dilation, groups, needs_input_grad):
+    # the weight gradient is bilinear in (grad_output, input): its gradients are a convolution of the
+    # input and a transposed convolution of the output gradient, both with ``grad`` as the weight
+    s, p, d = _pairs(stride, padding, dilation)
+    gg = gi = None
+    if needs_input_grad[0]:
+        gg = conv2d(input, grad, None, tuple(s), tuple(p), tuple(d), groups)
+        for dim in (-2, -1):
+            if gg._shape[dim] != grad_output._shape[dim]:
+                gg = gg.narrow(dim, 0, grad_output._shape[dim])
+    if needs_input_grad[1]:
+        op = tuple(n + 2 * pi - di * (k - 1) - 1 - (o - 1) * si for n, o, si, pi, di, k in
+                   zip(input._shape[-2:], grad_output._shape[-2:], s, p, d, weight_size[2:]))
+        gi = conv_transpose2d(grad_output, grad, None, tuple(s), tuple(p), op, groups, tuple(d))
+    return gg, gi
 
 
 # -- conv3d ----------------------------------------------------------------------------------------------------------
