@@ -204,3 +204,40 @@ def test_modules_state_dict_and_repr():
         [[0.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 1.0], [2.0, 2.0, 3.0, 3.0], [2.0, 2.0, 3.0, 3.0]]]
     with pytest.raises(ValueError, match=r"expected 3D or 4D input \(got 2D input\)"):
         nn.CircularPad2d(1)(tp.ones(2, 2))
+
+
+def test_grid_sample_of_the_identity_grid_is_the_input():
+    x = rand((2, 3, 4, 5), 0)
+    for align_corners in (False, True):
+        grid = F.affine_grid(tp.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]] * 2, dtype=tp.float64), (2, 3, 4, 5),
+                             align_corners)
+        for mode in ("bilinear", "nearest"):
+            close(F.grid_sample(x, grid, mode, align_corners=align_corners), x)
+
+
+def test_grid_sample_zero_padding_border_and_reflection_outside_the_image():
+    x = tp.arange(1.0, 5.0, dtype=tp.float64).reshape(1, 1, 1, 4)
+    g = tp.tensor([[[[-3.0, 0.0], [3.0, 0.0]]]], dtype=tp.float64)  # far left, far right
+    assert F.grid_sample(x, g, padding_mode="zeros", align_corners=True).tolist() == [[[[0.0, 0.0]]]]
+    assert F.grid_sample(x, g, padding_mode="border", align_corners=True).tolist() == [[[[1.0, 4.0]]]]
+    # x = -3 reflects about -1 to 1 (the right edge), x = 3 about 1 to -1 (the left edge)
+    assert F.grid_sample(x, g, padding_mode="reflection", align_corners=True).tolist() == [[[[4.0, 1.0]]]]
+
+
+def test_adaptive_max_pool_indices_point_at_the_maxima():
+    x = rand((2, 3, 7, 5), 0)
+    y, idx = F.adaptive_max_pool2d(x, (3, 2), return_indices=True)
+    flat = x.reshape(2, 3, 35)
+    close(flat.gather(2, idx.reshape(2, 3, 6)).reshape(2, 3, 3, 2), y)
+    # equal windows: the plain max pooling
+    close(F.adaptive_max_pool2d(rand((1, 2, 6, 4), 1), (3, 2)), F.max_pool2d(rand((1, 2, 6, 4), 1), 2))
+    assert nn.AdaptiveMaxPool1d(2)(rand((1, 2, 5))).shape == (1, 2, 2)
+
+
+def test_gradcheck_of_grid_sample_affine_grid_and_adaptive_max_pool():
+    x = rand((1, 2, 3, 4), 0, grad=True)
+    theta = tp.tensor([[[0.9, 0.2, 0.05], [-0.1, 0.8, 0.1]]], dtype=tp.float64, requires_grad=True)
+    assert gradcheck(lambda a, t: F.grid_sample(a, F.affine_grid(t, (1, 2, 3, 3), False), align_corners=False),
+                     (x, theta))
+    v = tp.tensor(np.random.default_rng(0).permutation(24).reshape(1, 2, 3, 4) / 24.0, requires_grad=True)
+    assert gradcheck(lambda a: F.adaptive_max_pool2d(a, (2, 3)), (v,))

@@ -391,3 +391,128 @@ def test_circular_pad_module_checks_the_input_rank_as_pytorch():
     with pytest.raises(ValueError) as b:
         torch.nn.CircularPad2d(1)(tx)
     assert str(a.value) == str(b.value)
+
+
+# -- adaptive max pooling, affine_grid, grid_sample --------------------------------------------------------------
+def _distinct(shape, seed):
+    n = int(np.prod(shape))
+    a = np.random.default_rng(seed).permutation(n).reshape(shape) / n
+    return tp.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+
+
+@pytest.mark.parametrize("fn, shape, out", [("adaptive_max_pool2d", (2, 3, 5, 7), (2, 3)),
+                                            ("adaptive_max_pool2d", (3, 5, 7), (3, None)),
+                                            ("adaptive_max_pool2d", (1, 2, 4, 5), (7, 9)),
+                                            ("adaptive_max_pool2d", (1, 2, 4, 5), 0),
+                                            ("adaptive_max_pool1d", (2, 3, 7), 3),
+                                            ("adaptive_max_pool1d", (3, 4), 6)])
+def test_adaptive_max_pool_values_indices_and_gradients(fn, shape, out):
+    x, tx = _distinct(shape, 0)
+    y, i = getattr(F, fn)(x, out, return_indices=True)
+    z, j = getattr(TF, fn)(tx, out, return_indices=True)
+    close(y, z, fn)
+    assert i.dtype is tp.int64 and np.array_equal(i.numpy(), j.numpy())
+    if not z.numel():  # PyTorch's backward refuses an empty output; ours gives the input a zero gradient
+        y.sum().backward()
+        assert not x.grad.numpy().any()
+        return
+    g = np.random.default_rng(1).standard_normal(tuple(z.shape))
+    y.backward(tp.tensor(g))
+    z.backward(torch.tensor(g))
+    close(x.grad, tx.grad, fn)
+
+
+@pytest.mark.parametrize("size", [(2, 3, 4, 5), (1, 1, 3, 1), (2, 1, 2, 3, 4)])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_affine_grid(size, align_corners):
+    th = (2, 3) if len(size) == 4 else (3, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # unit-size grids with align_corners warn, in both
+        forward_backward(lambda t: F.affine_grid(t, size, align_corners),
+                         lambda t: TF.affine_grid(t, size, align_corners), [(size[0],) + th], size)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_grid_sample(mode, padding_mode, align_corners):
+    x, tx = pair((2, 3, 5, 7), 0)
+    pts = np.random.default_rng(1).uniform(-1.6, 1.6, (2, 4, 6, 2))
+    g, tg = tp.tensor(pts, requires_grad=True), torch.tensor(pts, requires_grad=True)
+    y = F.grid_sample(x, g, mode, padding_mode, align_corners)
+    z = TF.grid_sample(tx, tg, mode, padding_mode, align_corners)
+    close(y, z, "output")
+    up = np.random.default_rng(2).standard_normal(tuple(z.shape))
+    y.backward(tp.tensor(up))
+    z.backward(torch.tensor(up))
+    close(x.grad, tx.grad, "input grad")
+    close(g.grad, tg.grad, "grid grad")
+
+
+def test_grid_sample_of_an_affine_grid_and_the_default_align_corners_warning():
+    x, tx = pair((1, 2, 4, 4), 0, grad=False)
+    theta = np.array([[[0.8, -0.2, 0.1], [0.3, 0.9, -0.2]]])
+    with warnings.catch_warnings(record=True) as ours:
+        warnings.simplefilter("always")
+        y = F.grid_sample(x, F.affine_grid(tp.tensor(theta), (1, 2, 3, 5)))
+    with warnings.catch_warnings(record=True) as theirs:
+        warnings.simplefilter("always")
+        z = TF.grid_sample(tx, TF.affine_grid(torch.tensor(theta), (1, 2, 3, 5)))
+    close(y, z, "sampled")
+    assert [str(w.message) for w in ours] == [str(w.message) for w in theirs]
+
+
+GRID_ERRORS = [
+    lambda M, x: M.adaptive_max_pool2d(x((2, 3, 5, 7)), (2, 3, 4)),
+    lambda M, x: M.adaptive_max_pool2d(x((5, 7)), 2),
+    lambda M, x: M.adaptive_max_pool2d(x((2, 3, 0, 7)), 2),
+    lambda M, x: M.adaptive_max_pool2d(x((2, 3, 5, 7)), (-1, 3)),
+    lambda M, x: M.adaptive_max_pool2d(x((2, 3, 5, 7), np.int64), 2),
+    lambda M, x: M.adaptive_max_pool1d(x((2, 3, 7, 1)), 3),
+    lambda M, x: M.adaptive_max_pool1d(x((7,)), 3),
+    lambda M, x: M.adaptive_max_pool1d(x((2, 3, 7)), (3, 4)),
+    lambda M, x: M.adaptive_max_pool1d(x((2, 0, 7)), 3),
+    lambda M, x: M.affine_grid(x((2, 2, 3), np.int64), (2, 3, 4, 5), align_corners=False),
+    lambda M, x: M.affine_grid(x((2, 2, 3)), (3, 3, 4, 5), align_corners=False),
+    lambda M, x: M.affine_grid(x((2, 2, 3)), (2, 3, 4), align_corners=False),
+    lambda M, x: M.affine_grid(x((2, 2, 3)), (2, 3, 4, 0), align_corners=False),
+    lambda M, x: M.grid_sample(x((2, 3, 5, 7)), x((2, 4, 5, 2)), mode="foo", align_corners=False),
+    lambda M, x: M.grid_sample(x((2, 3, 5, 7)), x((2, 4, 5, 2)), padding_mode="foo", align_corners=False),
+    lambda M, x: M.grid_sample(x((2, 3, 5, 7)), x((1, 4, 5, 2)), align_corners=False),
+    lambda M, x: M.grid_sample(x((2, 3, 5, 7)), x((2, 4, 5, 1)), align_corners=False),
+    lambda M, x: M.grid_sample(x((2, 3, 5, 7)), x((2, 4, 5, 2), np.float64), align_corners=False),
+    lambda M, x: M.grid_sample(x((3, 5, 7)), x((4, 5, 2)), align_corners=False),
+    lambda M, x: M.grid_sample(x((2, 3, 5, 7), np.int64), x((2, 4, 5, 2), np.int64), align_corners=False),
+]
+
+
+@pytest.mark.parametrize("i", range(len(GRID_ERRORS)))
+def test_pooling_and_grid_errors_as_pytorch(i):
+    got = {}
+    for M, key in ((F, 0), (TF, 1)):
+        try:
+            GRID_ERRORS[i](M, lambda shape, dtype=np.float32, key=key: _t(shape, dtype)[key])
+        except Exception as e:  # noqa: BLE001 - the exception itself is what is compared
+            got[key] = e
+    assert 1 in got and 0 in got, got
+    assert type(got[0]) is type(got[1]), got
+    norm = str(got[0]).replace("tensorplug.", "torch.").replace("Got (2, 3, 3).", "Got torch.Size([2, 3, 3]).")
+    assert norm == str(got[1]), (str(got[0]), str(got[1]))
+
+
+def test_unsupported_grid_sample_modes_are_refused():
+    x, g = tp.randn(1, 1, 3, 3), tp.zeros(1, 2, 2, 2)
+    with pytest.raises(NotImplementedError, match="bicubic"):
+        F.grid_sample(x, g, mode="bicubic", align_corners=False)
+    with pytest.raises(NotImplementedError, match="5-D"):
+        F.grid_sample(tp.randn(1, 1, 2, 2, 2), tp.zeros(1, 1, 1, 1, 3), align_corners=False)
+
+
+@pytest.mark.parametrize("name, out", [("AdaptiveMaxPool1d", 3), ("AdaptiveMaxPool2d", (2, None))])
+def test_adaptive_max_pool_modules(name, out):
+    ours, theirs = getattr(nn, name)(out, return_indices=True), getattr(torch.nn, name)(out, return_indices=True)
+    assert repr(ours) == repr(theirs)
+    x, tx = _distinct((2, 3, 5) if name.endswith("1d") else (2, 3, 5, 4), 3)
+    (y, i), (z, j) = ours(x), theirs(tx)
+    close(y, z, name)
+    assert np.array_equal(i.numpy(), j.numpy())

@@ -853,3 +853,77 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
                   stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# -- adaptive max pooling, affine grids and grid sampling --------------------------------------------------------
+__all__ += ["adaptive_max_pool1d", "adaptive_max_pool2d", "affine_grid", "grid_sample"]
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Max pooling of (N, C, L) or (C, L) to length ``output_size`` (PyTorch's windows); with
+    ``return_indices`` also each maximum's position."""
+    out, idx = _conv_ops.adaptive_max_pool1d(input, _single(output_size))
+    return (out, idx) if return_indices else out
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max pooling of (N, C, H, W) or (C, H, W) to ``output_size`` (an int or a pair; None keeps a dim); with
+    ``return_indices`` also each maximum's flat position ``h * W + w``."""
+    out = _pair(output_size)
+    out = tuple(input.shape[-2 + i] if o is None else o for i, o in enumerate(out)) if len(out) == 2 else out
+    res, idx = _conv_ops.adaptive_max_pool2d(input, out)
+    return (res, idx) if return_indices else res
+
+
+_ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. Please "
+                  "specify align_corners=True if the old behavior is desired. See the documentation of grid_sample "
+                  "for details.")
+
+
+def affine_grid(theta, size, align_corners=None):
+    """The sampling grid (N, H, W, 2) of the batch of affine maps ``theta`` (N, 2, 3) for an output of ``size``
+    (N, C, H, W); (N, D, H, W, 3) of (N, 3, 4) for a 5-D size. Coordinates are normalized to [-1, 1]."""
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    if not theta.dtype.is_floating_point:
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = tuple(size)
+    if len(size) in (4, 5):
+        r, c = (2, 3) if len(size) == 4 else (3, 4)
+        if theta.dim() != 3 or theta.shape[-2] != r or theta.shape[-1] != c:
+            raise ValueError(f"Expected a batch of {len(size) - 2}D affine matrices of shape Nx{r}x{c} for size "
+                             f"{size}. Got {theta.shape}.")
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {size}.")
+    if align_corners and min(size[2:]) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+                      "align_corners=True. This is not an intended use case of affine_grid. See the documentation of "
+                      "affine_grid for details.", stacklevel=2)
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    return _conv_ops.affine_grid_generator(theta, size, align_corners)
+
+
+_GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+_GRID_PADDING = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """Sample (N, C, H, W) at the normalized (x, y) locations of ``grid`` (N, Ho, Wo, 2), -1 and 1 being the
+    edges (``align_corners=False``) or the centres (True) of the corner pixels. ``mode`` "bilinear" or
+    "nearest" ("bicubic" and 5-D inputs are not supported); ``padding_mode`` "zeros", "border" or
+    "reflection"."""
+    if mode not in _GRID_MODES:
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
+                         f"got: '{mode}'")
+    if padding_mode not in _GRID_PADDING:
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    if input.dim() == 5 and grid.dim() == 5:
+        raise NotImplementedError("grid_sample of 5-D (volumetric) inputs is not supported")
+    return _conv_ops.grid_sampler_2d(input, grid, _GRID_MODES[mode], _GRID_PADDING[padding_mode], align_corners)

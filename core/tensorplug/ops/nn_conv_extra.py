@@ -20,13 +20,16 @@ from .. import dtypes as _dt
 from ..autograd.formulas import derivative
 from ._common import document as _document
 from ._lib import defop
-from .factories import arange, tensor, zeros
+from .comparison import where_fn as _where
+from .factories import ones, tensor, zeros, zeros_like
 from .joining import stack
 from .nn_ops import (_check_conv, _conv_pads, _patches, _tup, constant_pad, conv2d, conv2d_padding)
 from .pointwise import not_implemented
+from .promotion import _pt_name
 
 __all__ = ["conv2d_weight_backward", "conv_transpose1d", "conv_transpose2d", "conv3d", "conv3d_padding",
-           "im2col", "col2im", "pixel_shuffle", "pixel_unshuffle", "UPSAMPLE"]
+           "im2col", "col2im", "pixel_shuffle", "pixel_unshuffle", "UPSAMPLE", "adaptive_max_pool1d",
+           "adaptive_max_pool2d", "affine_grid_generator", "grid_sampler_2d"]
 
 
 def _pairs(*vals):
@@ -564,3 +567,211 @@ UPSAMPLE = {(mode, nd): _define_upsample(nd, mode)
                               ("bilinear", (2,)), ("trilinear", (3,)), ("bicubic", (2,)))
             for nd in nds}
 """``{(mode, spatial dims): op entry}``: the upsampling operators of ``interpolate``."""
+
+
+# -- adaptive max pooling --------------------------------------------------------------------------------------------
+def _sizes(shape):
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def _check_adaptive_max(nd):
+    name = f"adaptive_max_pool{nd}d"
+
+    def check(self, output_size):
+        shape = self._shape
+        if nd == 1:
+            if self.dim() not in (2, 3):
+                raise RuntimeError(f"Expected 2 to 3 dimensions, but got {self.dim()}-dimensional tensor for argument "
+                                   f"#1 'self' (while checking arguments for {name})")
+            if len(output_size) != 1:
+                raise RuntimeError(f"{name}() argument 'output_size' should contain one int (got {len(output_size)})")
+        else:
+            if len(output_size) != 2:
+                raise RuntimeError(f"{name}(): internal error: output_size.size() must be 2")
+            if self.dim() not in (3, 4):
+                raise RuntimeError(f"{name}(): Expected 3D or 4D tensor, but got: {_sizes(shape)}")
+        for i in range(1, self.dim()):
+            if shape[i] == 0:
+                raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but "
+                                   f"input has sizes {_sizes(shape)} with dimension {i} being empty")
+        for o in output_size:
+            if o < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {o}: "
+                                   f"{_sizes(shape[:-nd] + tuple(output_size))}")
+        if not self._dtype.is_floating_point:
+            raise not_implemented("adaptive_max_pool2d", self._dtype)
+    return check
+
+
+def _windows(n, o):
+    """Per output position, PyTorch's adaptive window [floor(i*n/o), ceil((i+1)*n/o)), padded to the longest by
+    repeating its last index (a repeat never changes the first maximum)."""
+    spans = [(i * n // o, -(-(i + 1) * n // o)) for i in range(o)]
+    width = max((e - s for s, e in spans), default=1)
+    return [[min(s + j, e - 1) for j in range(width)] for s, e in spans], width
+
+
+def _adaptive_max(nd):
+    def pool(self, output_size):
+        x = self if nd == 2 else self.unsqueeze(-2)
+        outs = tuple(output_size) if nd == 2 else (1,) + tuple(output_size)
+        h, w = x._shape[-2:]
+        (rows, mh), (cols, mw) = _windows(h, outs[0]), _windows(w, outs[1])
+        dev = x._device
+        lead = x._shape[:-2]
+        if 0 in outs:
+            empty = x.narrow(-2, 0, 0).narrow(-1, 0, 0).reshape(lead + outs)
+            out, idx = empty, zeros(lead + outs, dtype=_dt.int64, device=dev)
+        else:
+            v = x.index_select(-2, tensor([r for win in rows for r in win], dtype=_dt.int64, device=dev))
+            v = v.index_select(-1, tensor([c for win in cols for c in win], dtype=_dt.int64, device=dev))
+            m = len(lead)
+            v = v.reshape(lead + (outs[0], mh, outs[1], mw)).permute(
+                tuple(range(m)) + (m, m + 2, m + 1, m + 3)).reshape(lead + outs + (mh * mw,))
+            # the first maximum of each window (NaN wins), and the gradient goes to it alone
+            arg = v.argmax(-1, keepdim=True)
+            out = v.gather(-1, arg).squeeze(-1)
+            flat = tensor([[[r * w + c for r in rwin for c in cwin] for cwin in cols] for rwin in rows],
+                          dtype=_dt.int64, device=dev)
+            idx = flat.expand(lead + flat._shape).gather(-1, arg).squeeze(-1)
+        if nd == 1:
+            out, idx = out.squeeze(-2), idx.squeeze(-2)
+        return out, idx
+    return pool
+
+
+adaptive_max_pool1d = _document(defop("adaptive_max_pool1d(Tensor self, int[1] output_size) -> (Tensor, Tensor)",
+                                      check=_check_adaptive_max(1), composite=_adaptive_max(1)),
+                                "Max over PyTorch's adaptive windows of the last dim of (N, C, L) or (C, L), and "
+                                "each maximum's position in its row.")
+adaptive_max_pool2d = _document(defop("adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)",
+                                      check=_check_adaptive_max(2), composite=_adaptive_max(2)),
+                                "Max over PyTorch's adaptive windows of (N, C, H, W) or (C, H, W), and each "
+                                "maximum's flat position ``h * W + w`` in its plane.")
+
+
+# -- affine_grid / grid_sample ------------------------------------------------------------------------------------------
+def _check_affine_grid(theta, size, align_corners):
+    k = len(size) - 1  # 3 for 2-D transforms, 4 for 3-D
+    if theta._shape[0] != size[0]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{size[0]}, {k}] but got: "
+                           f"[{theta._shape[0]}, {k}].")
+
+
+def _base_coords(n, align_corners, like):
+    """PyTorch's linspace_from_neg_one: the normalized centres (or corners) of ``n`` pixels."""
+    if n <= 1:
+        return zeros((n,), dtype=like._dtype, device=like._device)
+    step = 2.0 / (n - 1)
+    vals = [-1.0 + step * i for i in range(n)]
+    if not align_corners:
+        vals = [v * (n - 1) / n for v in vals]
+    return tensor(vals, dtype=like._dtype, device=like._device)
+
+
+def _affine_grid(theta, size, align_corners):
+    spatial = tuple(size[2:])
+    nd = len(spatial)
+    coords = [_base_coords(n, align_corners, theta) for n in spatial]  # D, H, W (the grid's last is x = W)
+    parts = []
+    for i, c in enumerate(reversed(coords)):  # x, y[, z]
+        dim = nd - 1 - i
+        shape = [1] * nd
+        shape[dim] = spatial[dim]
+        parts.append(c.view(tuple(shape)).expand(spatial))
+    parts.append(ones(spatial, dtype=theta._dtype, device=theta._device))
+    base = stack(parts, -1).reshape(1, -1, nd + 1)
+    grid = base.matmul(theta.transpose(1, 2))  # (N, prod(spatial), nd)
+    return grid.view((size[0],) + spatial + (nd,))
+
+
+affine_grid_generator = _document(
+    defop("affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor",
+          check=_check_affine_grid, composite=_affine_grid),
+    "The sampling grid (N, *spatial, 2 or 3) of the affine maps ``theta`` (N, 2, 3) or (N, 3, 4) for an output "
+    "of ``size`` (N, C, *spatial); ``nn.functional.affine_grid``.")
+
+
+def _check_grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    if input._shape[:1] != grid._shape[:1] or input.dim() == 0:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with sizes "
+                           f"{_sizes(input._shape)} and grid with sizes {_sizes(grid._shape)}")
+    if grid._shape[-1] != 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size 2 in last dimension, but got grid with sizes "
+                           f"{_sizes(grid._shape)}")
+    if input.dim() != 4 or grid.dim() != 4:
+        raise RuntimeError(f"grid_sampler(): expected 4D input and grid with same number of dimensions, but got input "
+                           f"with sizes {_sizes(input._shape)} and grid with sizes {_sizes(grid._shape)}")
+    for i in (2, 3):
+        if input._shape[i] == 0:
+            raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
+                               f"sizes {_sizes(input._shape)} with dimension {i} being empty")
+    if not input._dtype.is_floating_point:
+        raise not_implemented("grid_sampler_2d_cpu_kernel_impl", input._dtype)
+    if grid._dtype is not input._dtype:
+        raise RuntimeError(f"expected scalar type {_pt(input._dtype)} but found {_pt(grid._dtype)}")
+    if interpolation_mode == 2:
+        raise NotImplementedError("grid_sample(mode='bicubic') is not supported: use 'bilinear' or 'nearest'")
+
+
+def _pt(d):
+    return _pt_name(d)
+
+
+def _reflect(x, low2, high2):
+    """PyTorch's reflect_coordinates over [low2 / 2, high2 / 2] (elementwise on a tensor)."""
+    if low2 == high2:
+        return zeros_like(x)
+    lo, span = low2 / 2, (high2 - low2) / 2
+    x = (x - lo).abs()
+    extra = x.fmod(span)
+    flips = (x / span).floor()
+    return _where(flips.fmod(2) == 0, extra + lo, span - extra + lo)
+
+
+def _source_coord(coord, size, padding_mode, align_corners):
+    c = ((coord + 1) / 2) * (size - 1) if align_corners else ((coord + 1) * size - 1) / 2
+    if padding_mode == 1:  # border
+        c = c.clamp(0, size - 1)
+    elif padding_mode == 2:  # reflection
+        c = _reflect(c, 0, 2 * (size - 1)) if align_corners else _reflect(c, -1, 2 * size - 1)
+        c = c.clamp(0, size - 1)
+    return c
+
+
+def _grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
+    n, c, h, w = input._shape
+    ho, wo = grid._shape[1:3]
+    ix = _source_coord(grid.select(-1, 0), w, padding_mode, align_corners).reshape(n, ho * wo)
+    iy = _source_coord(grid.select(-1, 1), h, padding_mode, align_corners).reshape(n, ho * wo)
+    flat = input.reshape(n, c, h * w)
+
+    def pick(xi, yi):
+        """The input at integer (x, y) (N, L) per channel, 0 where outside."""
+        valid = (xi >= 0) & (xi <= w - 1) & (yi >= 0) & (yi <= h - 1)
+        pos = (yi.clamp(0, h - 1) * w + xi.clamp(0, w - 1)).long()
+        vals = flat.gather(2, pos.unsqueeze(1).expand(n, c, ho * wo))
+        return _where(valid.unsqueeze(1), vals, 0.0)
+
+    if interpolation_mode == 1:  # nearest: half to even, as nearbyint
+        out = pick(ix.detach().round(), iy.detach().round())
+        if grid._requires_grad:  # as PyTorch: the grid gets a zero gradient (never NaN, whatever its values)
+            never = zeros((1, 1), dtype=_dt.bool, device=grid._device)
+            out = out + _where(never, ix + iy, 0.0).unsqueeze(1)
+    else:
+        x0, y0 = ix.detach().floor(), iy.detach().floor()
+        wx1, wy1 = ix - x0, iy - y0
+        wx0, wy0 = 1 - wx1, 1 - wy1
+        out = None
+        for xi, yi, wt in ((x0, y0, wx0 * wy0), (x0 + 1, y0, wx1 * wy0), (x0, y0 + 1, wx0 * wy1),
+                           (x0 + 1, y0 + 1, wx1 * wy1)):
+            term = pick(xi, yi) * wt.unsqueeze(1)
+            out = term if out is None else out + term
+    return out.view(n, c, ho, wo)
+
+
+grid_sampler_2d = _document(
+    defop("grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) "
+          "-> Tensor", check=_check_grid_sampler, composite=_grid_sampler_2d),
+    "``input`` (N, C, H, W) sampled at ``grid`` (N, Ho, Wo, 2) of normalized (x, y) in [-1, 1]: mode 0 bilinear, "
+    "1 nearest; padding 0 zeros, 1 border, 2 reflection (``nn.functional.grid_sample``).")

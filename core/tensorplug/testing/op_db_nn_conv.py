@@ -468,3 +468,179 @@ def _deprecated(name, mode, align_corners=None):
 _deprecated("upsample", "nearest")
 _deprecated("upsample_nearest", "nearest")
 _deprecated("upsample_bilinear", "bilinear", True)
+
+
+# -- adaptive max pooling -----------------------------------------------------------------------------------
+def _distinct(shape, dtype, seed, requires_grad):
+    """Values with no ties (a permutation of a grid): max pooling's gradient is then smooth."""
+    n = int(np.prod(shape))
+    v = np.random.default_rng(seed).permutation(n).reshape(shape) * (8.0 / max(n, 1)) - 4.0
+    return make_tensor(shape, dtype, values=v, requires_grad=requires_grad)
+
+
+def _adaptive_max_ref(nd):
+    def ref(x, output_size, return_indices=False):
+        v = S.f64(x)
+        outs = _ntuple(output_size, nd)
+        outs = tuple(v.shape[-nd + i] if o is None else o for i, o in enumerate(outs))
+        sizes = v.shape[-nd:]
+        vals = np.zeros(v.shape[:-nd] + outs)
+        idx = np.zeros(v.shape[:-nd] + outs, np.int64)
+        for pos in np.ndindex(*outs):
+            sl = tuple(slice(p * n // o, -(-(p + 1) * n // o)) for p, n, o in zip(pos, sizes, outs))
+            win = v[(Ellipsis,) + sl].reshape(v.shape[:-nd] + (-1,))
+            a = np.argmax(win, -1)
+            vals[(Ellipsis,) + pos] = np.take_along_axis(win, a[..., None], -1)[..., 0]
+            coords = np.unravel_index(a, tuple(s.stop - s.start for s in sl))
+            flat = coords[0] + sl[0].start if nd == 1 else \
+                (coords[0] + sl[0].start) * sizes[1] + coords[1] + sl[1].start
+            idx[(Ellipsis,) + pos] = flat
+        out = S.cast(vals, x.dtype)
+        return (out, idx) if return_indices else out
+    return ref
+
+
+def _adaptive_max_samples(nd):
+    cases = {1: (((2, 3, 7), (3,), {}), ((3, 5), (5,), {"return_indices": True}), ((1, 2, 4), (6,), {}),
+                 ((1, 1, 6), (1,), {"return_indices": True})),
+             2: (((2, 2, 5, 7), ((2, 3),), {}), ((2, 5, 7), ((3, None),), {"return_indices": True}),
+                 ((1, 2, 4, 5), ((7, 9),), {}), ((1, 1, 6, 6), (1,), {"return_indices": True}))}[nd]
+
+    def sample_inputs(device, dtype, requires_grad):
+        for i, (shape, args, kw) in enumerate(cases):
+            yield SampleInput(_distinct(shape, dtype, i, requires_grad), args, dict(kw), name=f"case{i}")
+    return sample_inputs
+
+
+_nn("adaptive_max_pool1d", _adaptive_max_ref(1), FLOATING, _adaptive_max_samples(1), aten=("adaptive_max_pool1d",),
+    error_inputs=_errors(
+        lambda: _err(RuntimeError, r"Expected 2 to 3 dimensions, but got 4-dimensional tensor for argument #1 'self' "
+                                   r"\(while checking arguments for adaptive_max_pool1d\)", _t((2, 3, 7, 1)), 3),
+        lambda: _err(RuntimeError, r"adaptive_max_pool1d\(\): Expected input to have non-zero size for non-batch "
+                                   r"dimensions, but input has sizes \[2, 3, 0\] with dimension 2 being empty",
+                     _t((2, 3, 0)), 3),
+        lambda: _err(NotImplementedError, "\"adaptive_max_pool2d\" not implemented for 'Long'",
+                     _t((2, 3, 7), tp.int64), 3)))
+_nn("adaptive_max_pool2d", _adaptive_max_ref(2), FLOATING, _adaptive_max_samples(2), aten=("adaptive_max_pool2d",),
+    error_inputs=_errors(
+        lambda: _err(RuntimeError, r"adaptive_max_pool2d\(\): Expected 3D or 4D tensor, but got: \[5, 7\]",
+                     _t((5, 7)), 2),
+        lambda: _err(RuntimeError, r"adaptive_max_pool2d\(\): internal error: output_size.size\(\) must be 2",
+                     _t((2, 3, 5, 7)), (2, 3, 4)),
+        lambda: _err(RuntimeError, r"Trying to create tensor with negative dimension -1: \[2, 3, -1, 3\]",
+                     _t((2, 3, 5, 7)), (-1, 3))))
+
+
+# -- affine_grid / grid_sample -----------------------------------------------------------------------------------
+def _lin(n, align_corners):
+    if n <= 1:
+        return np.zeros(n)
+    v = np.linspace(-1.0, 1.0, n)
+    return v if align_corners else v * (n - 1) / n
+
+
+def _affine_grid_ref(theta, size, align_corners=None):
+    th = S.f64(theta)
+    spatial = tuple(size[2:])
+    axes = [_lin(n, bool(align_corners)) for n in spatial]
+    mesh = np.meshgrid(*axes, indexing="ij")  # D, H, W order
+    base = np.stack(list(mesh[::-1]) + [np.ones(spatial)], -1).reshape(-1, len(spatial) + 1)
+    out = np.einsum("lk,njk->nlj", base, th).reshape((size[0],) + spatial + (len(spatial),))
+    return S.cast(out, theta.dtype)
+
+
+def _affine_grid_samples(device, dtype, requires_grad):
+    mk = _mk(dtype, requires_grad)
+    yield SampleInput(mk((2, 2, 3), 0), ((2, 3, 4, 5),), {"align_corners": False}, name="2d")
+    yield SampleInput(mk((1, 2, 3), 1, **_T), ((1, 1, 3, 3),), {"align_corners": True}, name="2d_corners")
+    yield SampleInput(mk((2, 3, 4), 2), ((2, 1, 2, 3, 4),), {"align_corners": False}, name="3d")
+    yield SampleInput(mk((1, 3, 4), 3, **_NC), ((1, 2, 3, 2, 2),), {"align_corners": True}, name="3d_corners")
+
+
+_nn("affine_grid", _affine_grid_ref, FLOATING, _affine_grid_samples, aten=("affine_grid_generator", "matmul"),
+    error_inputs=_errors(
+        lambda: _err(ValueError, r"Expected theta to have floating point type, but got (torch|tensorplug).int64",
+                     _t((2, 2, 3), tp.int64), (2, 3, 4, 5), align_corners=False),
+        lambda: _err(ValueError, r"Expected a batch of 2D affine matrices of shape Nx2x3 for size \(2, 3, 4, 5\)",
+                     _t((2, 3, 3)), (2, 3, 4, 5), align_corners=False),
+        lambda: _err(NotImplementedError, r"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine "
+                                          r"transforms, respectively. Got size \(2, 3, 4\).",
+                     _t((2, 2, 3)), (2, 3, 4), align_corners=False),
+        lambda: _err(ValueError, r"Expected non-zero, positive output size. Got \(2, 3, 4, 0\)",
+                     _t((2, 2, 3)), (2, 3, 4, 0), align_corners=False),
+        lambda: _err(RuntimeError, r"Expected size for first two dimensions of batch2 tensor to be: \[3, 3\] but got: "
+                                   r"\[2, 3\].", _t((2, 2, 3)), (3, 3, 4, 5), align_corners=False)))
+
+
+def _reflect_np(x, low2, high2):
+    if low2 == high2:
+        return np.zeros_like(x)
+    lo, span = low2 / 2, (high2 - low2) / 2
+    x = np.abs(x - lo)
+    extra = np.fmod(x, span)
+    flips = np.floor(x / span)
+    return np.where(flips % 2 == 0, extra + lo, span - extra + lo)
+
+
+def _grid_sample_ref(x, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    v, g = S.f64(x), S.f64(grid)
+    n, c, h, w = v.shape
+
+    def src(coord, size):
+        s = ((coord + 1) / 2) * (size - 1) if align_corners else ((coord + 1) * size - 1) / 2
+        if padding_mode == "border":
+            s = np.clip(s, 0, size - 1)
+        elif padding_mode == "reflection":
+            s = _reflect_np(s, 0, 2 * (size - 1)) if align_corners else _reflect_np(s, -1, 2 * size - 1)
+            s = np.clip(s, 0, size - 1)
+        return s
+    ix, iy = src(g[..., 0], w), src(g[..., 1], h)  # N, Ho, Wo
+    batch = np.arange(n)[:, None, None]
+
+    def at(xi, yi):
+        ok = (xi >= 0) & (xi <= w - 1) & (yi >= 0) & (yi <= h - 1)
+        vals = v[batch, :, np.clip(yi, 0, h - 1).astype(np.int64), np.clip(xi, 0, w - 1).astype(np.int64)]
+        return np.where(ok[..., None], vals, 0.0)  # N, Ho, Wo, C
+    if mode == "nearest":
+        out = at(np.rint(ix), np.rint(iy))
+    else:
+        x0, y0 = np.floor(ix), np.floor(iy)
+        fx, fy = ix - x0, iy - y0
+        out = (at(x0, y0) * ((1 - fx) * (1 - fy))[..., None] + at(x0 + 1, y0) * (fx * (1 - fy))[..., None]
+               + at(x0, y0 + 1) * ((1 - fx) * fy)[..., None] + at(x0 + 1, y0 + 1) * (fx * fy)[..., None])
+    return S.cast(np.moveaxis(out, -1, 1), x.dtype)
+
+
+def _grid_sample_samples(device, dtype, requires_grad):
+    rng = np.random.default_rng(7)
+    i = 0
+    for mode in ("bilinear", "nearest"):
+        for padding_mode in ("zeros", "border", "reflection"):
+            for align_corners in (False, True):
+                x = make_tensor((1, 2, 3, 4), dtype, seed=i, requires_grad=requires_grad)
+                # points inside and beyond [-1, 1]; nearest sampling gives the grid a zero gradient, so only
+                # the bilinear samples differentiate it
+                pts = rng.uniform(-1.3, 1.3, (1, 2, 3, 2))
+                g = make_tensor(pts.shape, dtype, values=pts, requires_grad=requires_grad and mode == "bilinear")
+                yield SampleInput(x, (g,), {"mode": mode, "padding_mode": padding_mode,
+                                            "align_corners": align_corners},
+                                  name=f"{mode}_{padding_mode}_{align_corners}")
+                i += 1
+
+
+_nn("grid_sample", _grid_sample_ref, (tp.float32, tp.float64), _grid_sample_samples, aten=("grid_sampler_2d",),
+    error_inputs=_errors(
+        lambda: _err(ValueError, r"nn.functional.grid_sample\(\): expected mode to be 'bilinear', 'nearest' or "
+                                 r"'bicubic', but got: 'foo'", _t((2, 3, 5, 7)), _t((2, 4, 5, 2)), mode="foo",
+                     align_corners=False),
+        lambda: _err(ValueError, r"nn.functional.grid_sample\(\): expected padding_mode to be 'zeros', 'border', or "
+                                 r"'reflection', but got: 'foo'", _t((2, 3, 5, 7)), _t((2, 4, 5, 2)),
+                     padding_mode="foo", align_corners=False),
+        lambda: _err(RuntimeError, r"grid_sampler\(\): expected grid and input to have same batch size, but got input "
+                                   r"with sizes \[2, 3, 5, 7\] and grid with sizes \[1, 4, 5, 2\]",
+                     _t((2, 3, 5, 7)), _t((1, 4, 5, 2)), align_corners=False),
+        lambda: _err(RuntimeError, r"grid_sampler\(\): expected grid to have size 2 in last dimension, but got grid "
+                                   r"with sizes \[2, 4, 5, 1\]", _t((2, 3, 5, 7)), _t((2, 4, 5, 1)),
+                     align_corners=False),
+        lambda: _err(RuntimeError, "expected scalar type Float but found Double", _t((2, 3, 5, 7)),
+                     _t((2, 4, 5, 2), tp.float64), align_corners=False)))
