@@ -516,3 +516,80 @@ def test_adaptive_max_pool_modules(name, out):
     (y, i), (z, j) = ours(x), theirs(tx)
     close(y, z, name)
     assert np.array_equal(i.numpy(), j.numpy())
+
+
+POOL3D = [((2, 3, 5, 6, 7), (2,), {}),
+          ((3, 5, 6, 7), (3,), {"stride": 2, "padding": 1}),
+          ((1, 2, 6, 5, 7), ((2, 3, 2),), {"stride": (2, 1, 2), "ceil_mode": True}),
+          ((1, 2, 4, 4, 4), (3,), {"stride": 2, "padding": 1, "ceil_mode": True})]
+
+
+@pytest.mark.parametrize("shape, args, kw", POOL3D)
+def test_max_pool3d_values_indices_and_gradients(shape, args, kw):
+    for extra in ({}, {"dilation": (2, 1, 1)} if shape[-3] >= 5 else {}):
+        x, tx = _distinct(shape, 0)
+        y, i = F.max_pool3d(x, *args, return_indices=True, **kw, **extra)
+        z, j = TF.max_pool3d(tx, *args, return_indices=True, **kw, **extra)
+        close(y, z, "max_pool3d")
+        assert np.array_equal(i.numpy(), j.numpy())
+        g = np.random.default_rng(1).standard_normal(tuple(z.shape))
+        y.backward(tp.tensor(g))
+        z.backward(torch.tensor(g))
+        close(x.grad, tx.grad, "max_pool3d grad")
+
+
+@pytest.mark.parametrize("shape, args, kw", POOL3D)
+@pytest.mark.parametrize("count_include_pad", [True, False])
+@pytest.mark.parametrize("divisor_override", [None, 3])
+def test_avg_pool3d_values_and_gradients(shape, args, kw, count_include_pad, divisor_override):
+    forward_backward(lambda x: F.avg_pool3d(x, *args, count_include_pad=count_include_pad,
+                                            divisor_override=divisor_override, **kw),
+                     lambda x: TF.avg_pool3d(x, *args, count_include_pad=count_include_pad,
+                                             divisor_override=divisor_override, **kw), [shape], (shape, kw))
+    a = (np.random.default_rng(2).standard_normal(shape) * 50).astype(np.int64)
+    close(F.avg_pool3d(tp.tensor(a), *args, **kw), TF.avg_pool3d(torch.tensor(a), *args, **kw), "int64", 0)
+
+
+POOL3D_ERRORS = [
+    lambda M, x: M.max_pool3d(x((5, 6, 7)), 2),
+    lambda M, x: M.max_pool3d(x((2, 0, 5, 6, 7)), 2),
+    lambda M, x: M.max_pool3d(x((2, 3, 5, 6, 7)), 2, padding=2),
+    lambda M, x: M.max_pool3d(x((2, 3, 5, 6, 7)), 0),
+    lambda M, x: M.max_pool3d(x((2, 3, 5, 6, 7)), 2, stride=0),
+    lambda M, x: M.max_pool3d(x((2, 3, 5, 6, 7)), 2, dilation=0),
+    lambda M, x: M.max_pool3d(x((2, 3, 5, 6, 7)), (2, 2)),
+    lambda M, x: M.max_pool3d(x((2, 3, 5, 6, 7)), 8),
+    lambda M, x: M.max_pool3d(x((2, 3, 5, 6, 7), np.bool_), 2),
+    lambda M, x: M.max_pool3d(x((2, 3, 5, 6, 7)), 2, padding=-1),
+    lambda M, x: M.avg_pool3d(x((5, 6, 7)), 2),
+    lambda M, x: M.avg_pool3d(x((2, 3, 5, 6, 7)), 2, padding=2),
+    lambda M, x: M.avg_pool3d(x((2, 3, 5, 6, 7)), 8),
+    lambda M, x: M.avg_pool3d(x((2, 3, 5, 6, 7), np.float16), 2),
+    lambda M, x: M.avg_pool3d(x((2, 3, 5, 6, 7)), 2, divisor_override=0),
+    lambda M, x: M.avg_pool3d(x((2, 3, 5, 6, 7)), (2, 2)),
+    lambda M, x: M.avg_pool3d(x((2, 3, 5, 6, 7)), 2, padding=-1),
+]
+
+
+@pytest.mark.parametrize("i", range(len(POOL3D_ERRORS)))
+def test_pool3d_errors_as_pytorch(i):
+    got = {}
+    for M, key in ((F, 0), (TF, 1)):
+        try:
+            POOL3D_ERRORS[i](M, lambda shape, dtype=np.float32, key=key: _t(shape, dtype)[key])
+        except Exception as e:  # noqa: BLE001 - the exception itself is what is compared
+            got[key] = e
+    assert 1 in got and 0 in got, got
+    assert type(got[0]) is type(got[1]) and str(got[0]) == str(got[1]), (got[0], got[1])
+
+
+@pytest.mark.parametrize("name, args, kw, shape", [
+    ("MaxPool3d", (2,), {"padding": 1}, (1, 2, 4, 5, 5)),
+    ("MaxPool3d", ((2, 1, 2),), {"stride": 1, "dilation": (1, 1, 2), "ceil_mode": True}, (2, 3, 4, 5)),
+    ("AvgPool3d", (2,), {"stride": 1, "count_include_pad": False, "padding": 1}, (1, 2, 3, 4, 4)),
+    ("AvgPool3d", ((1, 2, 2),), {"divisor_override": 2}, (1, 2, 3, 4, 4)),
+])
+def test_pool3d_modules(name, args, kw, shape):
+    ours, theirs = getattr(nn, name)(*args, **kw), getattr(torch.nn, name)(*args, **kw)
+    assert repr(ours) == repr(theirs)
+    forward_backward(ours, theirs, [shape], name)

@@ -927,3 +927,20 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if input.dim() == 5 and grid.dim() == 5:
         raise NotImplementedError("grid_sample of 5-D (volumetric) inputs is not supported")
     return _conv_ops.grid_sampler_2d(input, grid, _GRID_MODES[mode], _GRID_PADDING[padding_mode], align_corners)
+
+
+__all__ += ["max_pool3d", "avg_pool3d"]
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over sliding windows of (N, C, D, H, W) or (C, D, H, W); ``stride`` defaults to ``kernel_size``.
+    With ``return_indices`` also each maximum's flat position ``(t * H + h) * W + w``."""
+    op = _conv_ops.max_pool3d_with_indices if return_indices else _conv_ops.max_pool3d
+    return op(input, _ints(kernel_size), _stride(stride), _ints(padding), _ints(dilation), ceil_mode)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """Mean over sliding windows of (N, C, D, H, W) or (C, D, H, W), with avg_pool2d's rules."""
+    return _conv_ops.avg_pool3d(input, _ints(kernel_size), _stride(stride), _ints(padding), ceil_mode,
+                                count_include_pad, divisor_override)

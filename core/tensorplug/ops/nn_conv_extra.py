@@ -21,15 +21,16 @@ from ..autograd.formulas import derivative
 from ._common import document as _document
 from ._lib import defop
 from .comparison import where_fn as _where
-from .factories import ones, tensor, zeros, zeros_like
+from .factories import arange, ones, tensor, zeros, zeros_like
 from .joining import stack
-from .nn_ops import (_check_conv, _conv_pads, _patches, _tup, constant_pad, conv2d, conv2d_padding)
+from .nn_ops import _check_conv, _conv_pads, _min_of, _patches, _pool_out, _tup, constant_pad, conv2d
 from .pointwise import not_implemented
 from .promotion import _pt_name
 
 __all__ = ["conv2d_weight_backward", "conv_transpose1d", "conv_transpose2d", "conv3d", "conv3d_padding",
            "im2col", "col2im", "pixel_shuffle", "pixel_unshuffle", "UPSAMPLE", "adaptive_max_pool1d",
-           "adaptive_max_pool2d", "affine_grid_generator", "grid_sampler_2d"]
+           "adaptive_max_pool2d", "affine_grid_generator", "grid_sampler_2d", "max_pool3d",
+           "max_pool3d_with_indices", "avg_pool3d"]
 
 
 def _pairs(*vals):
@@ -775,3 +776,161 @@ grid_sampler_2d = _document(
           "-> Tensor", check=_check_grid_sampler, composite=_grid_sampler_2d),
     "``input`` (N, C, H, W) sampled at ``grid`` (N, Ho, Wo, 2) of normalized (x, y) in [-1, 1]: mode 0 bilinear, "
     "1 nearest; padding 0 zeros, 1 border, 2 reflection (``nn.functional.grid_sample``).")
+
+
+# -- 3-d pooling -------------------------------------------------------------------------------------------------------
+def _pool3d_args(name, kernel_size, stride, padding, dilation):
+    avg = name == "avg_pool3d"
+    say = {"kernel_size": "must be a single int" if avg else "must either be a single int",
+           "stride": "must be omitted, a single number" if avg else "must either be omitted, a single int",
+           "padding": "must be a single int" if avg else "must either be a single int",
+           "dilation": "must be either a single int"}
+
+    def tup(what, v):
+        t = _tup(v, 3)
+        if len(t) != 3:
+            raise RuntimeError(f"{name}: {what} {say[what]}, or a tuple of three ints")
+        return t
+    k = tup("kernel_size", kernel_size)
+    s = k if stride is None or (stride.__class__ is not int and len(stride) == 0) else tup("stride", stride)
+    p = tup("padding", padding)
+    d = tup("dilation", dilation)
+    if 0 in s:
+        raise RuntimeError("stride should not be zero")
+    if any(v < 0 for v in p):
+        raise RuntimeError(f"pad must be non-negative, but got pad: {next(v for v in p if v < 0)}")
+    if any(v <= 0 for v in k):
+        raise RuntimeError(f"kernel size should be greater than zero, but got kT: {k[0]} kH: {k[1]} kW: {k[2]}")
+    if any(v <= 0 for v in s):
+        raise RuntimeError(f"stride should be greater than zero, but got dT: {s[0]} dH: {s[1]} dW: {s[2]}")
+    if any(v <= 0 for v in d):
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationT: {d[0]} dilationH: {d[1]} "
+                           f"dilationW: {d[2]}")
+    return k, s, p, d
+
+
+def _pool3d_geometry(name, input, k, s, p, d, ceil_mode):
+    if input.dim() not in (4, 5):
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+    shape = input._shape
+    first = input.dim() - 4
+    for i in range(first, input.dim()):
+        if shape[i] == 0:
+            raise RuntimeError(f"{name}(): Expected input's non-batch dimensions to have positive length, but input "
+                               f"has a shape of {_sizes(shape)} and non-batch dimension {i - first} has length zero!")
+    sizes = shape[-3:]
+    if name == "avg_pool3d" and any(n < ki for n, ki in zip(sizes, k)):
+        raise RuntimeError(f"input image (T: {sizes[0]} H: {sizes[1]} W: {sizes[2]}) smaller than kernel size "
+                           f"(kT: {k[0]} kH: {k[1]} kW: {k[2]})")
+    for pi, ki, di in zip(p, k, d):
+        if pi > (di * (ki - 1) + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pi}, "
+                               f"kernel_size={ki} and dilation={di}")
+    outs = tuple(_pool_out(n, ki, si, pi, di, ceil_mode) for n, ki, si, pi, di in zip(sizes, k, s, p, d))
+    if any(o < 1 for o in outs):
+        c = shape[-4]
+        raise RuntimeError(f"Given input size: ({c}x{'x'.join(map(str, sizes))}). Calculated output size: "
+                           f"({c}x{'x'.join(map(str, outs))}). Output size is too small")
+    return sizes, outs
+
+
+def _check_max_pool3d(with_indices):
+    def check(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+        k, s, p, d = _pool3d_args("max_pool3d", kernel_size, stride, padding, dilation)
+        _pool3d_geometry("max_pool3d_with_indices_out_cpu_template", self, k, s, p, d, ceil_mode)
+        if self._dtype is _dt.bool:
+            raise not_implemented("max_pool3d", self._dtype)
+    return check
+
+
+def _windows3d(input, k, s, p, d, ceil_mode, fill):
+    """(N, C, K, Do, Ho, Wo): every window of the padded 5-D input, one strided view per kernel offset."""
+    batched = input.dim() == 5
+    x = input if batched else input.unsqueeze(0)
+    sizes = x._shape[2:]
+    outs = tuple(_pool_out(n, ki, si, pi, di, ceil_mode) for n, ki, si, pi, di in zip(sizes, k, s, p, d))
+    hi = [max((o - 1) * si + di * (ki - 1) + 1 - n - pi, 0) for o, si, di, ki, n, pi in zip(outs, s, d, k, sizes, p)]
+    if any(p) or any(hi):
+        x = constant_pad(x, (p[2], hi[2], p[1], hi[1], p[0], hi[0]), fill)
+    views = []
+    for a in range(k[0]):
+        xa = x[:, :, a * d[0]:a * d[0] + s[0] * (outs[0] - 1) + 1:s[0]]
+        for b in range(k[1]):
+            xb = xa[:, :, :, b * d[1]:b * d[1] + s[1] * (outs[1] - 1) + 1:s[1]]
+            for c in range(k[2]):
+                views.append(xb[..., c * d[2]:c * d[2] + s[2] * (outs[2] - 1) + 1:s[2]])
+    return stack(views, 2), batched, sizes, outs
+
+
+def _max_pool3d(return_indices):
+    def pool(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+        k, s, p, d = _pool3d_args("max_pool3d", kernel_size, stride, padding, dilation)
+        fill = -math.inf if self._dtype.is_floating_point else _min_of(self._dtype)
+        cols, batched, sizes, outs = _windows3d(self, k, s, p, d, ceil_mode, fill)
+        idx = cols.argmax(2, keepdim=True)
+        out = cols.gather(2, idx).squeeze(2)
+        out = out if batched else out.squeeze(0)
+        if not return_indices:
+            return out
+        idx = idx.squeeze(2)
+        dev = self._device
+        pos = []
+        for i, (o, si, pi, di) in enumerate(zip(outs, s, p, d)):
+            offset = (idx // (k[1] * k[2])) if i == 0 else (idx // k[2]) % k[1] if i == 1 else idx % k[2]
+            shape = [1, 1, 1]
+            shape[i] = o
+            pos.append((arange(o, device=dev) * si - pi).view(tuple(shape)) + offset * di)
+        flat = (pos[0] * sizes[1] + pos[1]) * sizes[2] + pos[2]
+        return out, flat if batched else flat.squeeze(0)
+    return pool
+
+
+_MAX3_ARGS = ("Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, "
+              "bool ceil_mode=False")
+max_pool3d = _document(defop(f"max_pool3d({_MAX3_ARGS}) -> Tensor", check=_check_max_pool3d(False),
+                             composite=_max_pool3d(False)),
+                       "Max over sliding windows of the last 3 dims of (N, C, D, H, W) or (C, D, H, W); ``stride`` "
+                       "defaults to ``kernel_size``; padding counts as -inf.")
+max_pool3d_with_indices = _document(defop(f"max_pool3d_with_indices({_MAX3_ARGS}) -> (Tensor, Tensor)",
+                                          check=_check_max_pool3d(True), composite=_max_pool3d(True)),
+                                    "max_pool3d and each maximum's flat position ``(t * H + h) * W + w``.")
+
+
+def _check_avg_pool3d(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
+                      divisor_override=None):
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    k, s, p, d = _pool3d_args("avg_pool3d", kernel_size, stride, padding, 1)
+    _pool3d_geometry("avg_pool3d", self, k, s, p, d, ceil_mode)
+    if self._dtype is _dt.bool or self._dtype is _dt.float16:
+        raise not_implemented("avg_pool3d_out_frame", self._dtype)
+
+
+def _avg_pool3d(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
+                divisor_override=None):
+    k, s, p, d = _pool3d_args("avg_pool3d", kernel_size, stride, padding, 1)
+    cols, batched, sizes, outs = _windows3d(self, k, s, p, d, ceil_mode, 0)
+    sums = cols.sum(2)
+    mean = (lambda a, b: a / b) if sums._dtype.is_floating_point else (lambda a, b: a.div(b, rounding_mode="trunc"))
+    if divisor_override is not None:
+        out = mean(sums, divisor_override)
+    else:
+        counts = []
+        for o, ki, si, pi, n in zip(outs, k, s, p, sizes):
+            row = []
+            for i in range(o):
+                start = i * si - pi
+                end = min(start + ki, n + pi)
+                row.append(end - start if count_include_pad else min(end, n) - max(start, 0))
+            counts.append(row)
+        div = tensor([[[a * b * c for c in counts[2]] for b in counts[1]] for a in counts[0]], dtype=sums._dtype,
+                     device=sums._device)
+        out = mean(sums, div)
+    return out if batched else out.squeeze(0)
+
+
+avg_pool3d = _document(defop("avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, "
+                             "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
+                             check=_check_avg_pool3d, composite=_avg_pool3d),
+                       "Mean over sliding windows of the last 3 dims of (N, C, D, H, W) or (C, D, H, W), with "
+                       "avg_pool2d's rules for padding, ``ceil_mode`` and ``divisor_override``.")

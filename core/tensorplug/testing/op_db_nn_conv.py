@@ -644,3 +644,113 @@ _nn("grid_sample", _grid_sample_ref, (tp.float32, tp.float64), _grid_sample_samp
                      align_corners=False),
         lambda: _err(RuntimeError, "expected scalar type Float but found Double", _t((2, 3, 5, 7)),
                      _t((2, 4, 5, 2), tp.float64), align_corners=False)))
+
+
+# -- 3-d pooling -------------------------------------------------------------------------------------------------------
+def _pool_out_ref(n, k, s, p, d, ceil_mode):
+    num = n + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
+    o = num // s + 1
+    return o - 1 if ceil_mode and (o - 1) * s >= n + p else o
+
+
+def _pool3d_windows(v, k, s, p, d, ceil_mode, fill):
+    sizes = v.shape[2:]
+    outs = [_pool_out_ref(*a, ceil_mode) for a in zip(sizes, k, s, p, d)]
+    v = np.pad(v, [(0, 0), (0, 0)] + [(pi, pi) for pi in p], constant_values=fill)
+    extra = [max((o - 1) * si + di * (ki - 1) + 1 - v.shape[2 + i], 0)
+             for i, (o, si, di, ki) in enumerate(zip(outs, s, d, k))]
+    v = np.pad(v, [(0, 0), (0, 0)] + [(0, e) for e in extra], constant_values=fill)
+    span = tuple(di * (ki - 1) + 1 for ki, di in zip(k, d))
+    w = np.lib.stride_tricks.sliding_window_view(v, span, axis=(2, 3, 4))
+    w = w[(slice(None), slice(None)) + tuple(slice(0, si * (o - 1) + 1, si) for si, o in zip(s, outs))
+          + tuple(slice(None, None, di) for di in d)]
+    return w, outs  # N, C, Do, Ho, Wo, kd, kh, kw
+
+
+def _max_pool3d_ref(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    v, batched = _batched(x, 3)
+    k = _ntuple(kernel_size, 3)
+    s = k if stride is None or stride in ((), []) else _ntuple(stride, 3)
+    p, d = _ntuple(padding, 3), _ntuple(dilation, 3)
+    w, outs = _pool3d_windows(v, k, s, p, d, ceil_mode, -np.inf)
+    flat = w.reshape(w.shape[:5] + (-1,))
+    arg = np.argmax(flat, -1)
+    out = np.take_along_axis(flat, arg[..., None], -1)[..., 0]
+    out = S.cast(out if batched else out[0], x.dtype)
+    if not return_indices:
+        return out
+    kt, kh, kw = np.unravel_index(arg, k)
+    t = np.arange(outs[0]).reshape(-1, 1, 1) * s[0] - p[0] + kt * d[0]
+    h = np.arange(outs[1]).reshape(-1, 1) * s[1] - p[1] + kh * d[1]
+    ww = np.arange(outs[2]) * s[2] - p[2] + kw * d[2]
+    sizes = v.shape[2:]
+    idx = ((t * sizes[1] + h) * sizes[2] + ww).astype(np.int64)
+    return out, idx if batched else idx[0]
+
+
+def _avg_pool3d_ref(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                    divisor_override=None):
+    v, batched = _batched(x, 3)
+    k = _ntuple(kernel_size, 3)
+    s = k if stride is None or stride in ((), []) else _ntuple(stride, 3)
+    p = _ntuple(padding, 3)
+    w, outs = _pool3d_windows(v, k, s, p, (1, 1, 1), ceil_mode, 0.0)
+    sums = w.sum((-3, -2, -1))
+    if divisor_override is not None:
+        div = divisor_override
+    else:
+        counts = []
+        for o, ki, si, pi, n in zip(outs, k, s, p, v.shape[2:]):
+            starts = np.arange(o) * si - pi
+            ends = np.minimum(starts + ki, n + pi)
+            counts.append(ends - starts if count_include_pad else np.minimum(ends, n) - np.maximum(starts, 0))
+        div = counts[0][:, None, None] * counts[1][:, None] * counts[2]
+    out = sums / div
+    if np.dtype(x.dtype).kind in "iu":
+        out = np.trunc(out)
+    return S.cast(out if batched else out[0], x.dtype)
+
+
+def _pool3d_samples(avg):
+    cases = [((1, 2, 4, 4, 4), (2,), {}),
+             ((2, 3, 5, 4), (3,), {"stride": 2, "padding": 1}),
+             ((1, 1, 5, 4, 6), ((2, 3, 2),), {"stride": (2, 1, 2), "ceil_mode": True}),
+             ((1, 2, 4, 3, 3), (2, 1), {"padding": 1} if avg else {"dilation": (2, 1, 1)})]
+    if avg:
+        cases += [((1, 1, 4, 4, 3), (3, 2), {"padding": 1, "count_include_pad": False, "ceil_mode": True}),
+                  ((1, 2, 3, 3, 3), (2, 1), {"divisor_override": 3})]
+    else:
+        cases += [((1, 2, 4, 4, 3), (2, 2, 1), {"return_indices": True, "ceil_mode": True})]
+
+    def sample_inputs(device, dtype, requires_grad):
+        for i, (shape, args, kw) in enumerate(cases):
+            yield SampleInput(_distinct(shape, dtype, i, requires_grad), args, dict(kw), name=f"case{i}")
+    return sample_inputs
+
+
+_POOL3D_ERRORS = (
+    lambda: _err(RuntimeError, r"non-empty 4D or 5D \(batch mode\) tensor expected for input", _t((5, 6, 7)), 2),
+    lambda: _err(RuntimeError, "pad should be at most half of effective kernel size, but got pad=2, kernel_size=2 and "
+                               "dilation=1", _t((2, 3, 5, 6, 7)), 2, padding=2),
+    lambda: _err(RuntimeError, "stride should not be zero", _t((2, 3, 5, 6, 7)), 2, stride=0),
+    lambda: _err(RuntimeError, "pad must be non-negative, but got pad: -1", _t((2, 3, 5, 6, 7)), 2, padding=-1),
+)
+_nn("max_pool3d", _max_pool3d_ref, FLOATING + (tp.int64,), _pool3d_samples(False),
+    aten=("max_pool3d", "max_pool3d_with_indices"), error_inputs=_errors(*_POOL3D_ERRORS,
+        lambda: _err(RuntimeError, r"max_pool3d: kernel_size must either be a single int, or a tuple of three ints",
+                     _t((2, 3, 5, 6, 7)), (2, 2)),
+        lambda: _err(RuntimeError, r"Given input size: \(3x5x6x7\). Calculated output size: \(3x0x0x0\). Output size "
+                                   "is too small", _t((2, 3, 5, 6, 7)), 8),
+        lambda: _err(RuntimeError, "dilation should be greater than zero, but got dilationT: 0 dilationH: 0 "
+                                   "dilationW: 0", _t((2, 3, 5, 6, 7)), 2, dilation=0),
+        lambda: _err(NotImplementedError, "\"max_pool3d\" not implemented for 'Bool'",
+                     _t((2, 3, 5, 6, 7), tp.bool), 2)))
+_nn("avg_pool3d", _avg_pool3d_ref, (tp.bfloat16, tp.float32, tp.float64, tp.int64), _pool3d_samples(True),
+    aten=("avg_pool3d",), error_inputs=_errors(*_POOL3D_ERRORS,
+        lambda: _err(RuntimeError, r"avg_pool3d: kernel_size must be a single int, or a tuple of three ints",
+                     _t((2, 3, 5, 6, 7)), (2, 2)),
+        lambda: _err(RuntimeError, r"input image \(T: 5 H: 6 W: 7\) smaller than kernel size \(kT: 8 kH: 8 kW: 8\)",
+                     _t((2, 3, 5, 6, 7)), 8),
+        lambda: _err(RuntimeError, "divisor must be not zero", _t((2, 3, 5, 6, 7)), 2, divisor_override=0),
+        lambda: _err(NotImplementedError, "\"avg_pool3d_out_frame\" not implemented for 'Half'",
+                     _t((2, 3, 5, 6, 7), tp.float16), 2)))

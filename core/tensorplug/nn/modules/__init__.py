@@ -19,7 +19,7 @@ from .padding import (ConstantPad1d, ConstantPad2d, ConstantPad3d, ZeroPad1d, Ze
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .fold import Fold, Unfold
 from .upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d
-from .pooling_extra import AdaptiveMaxPool1d, AdaptiveMaxPool2d
+from .pooling_extra import MaxPool3d, AvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d
 from .loss import (CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, BCELoss, BCEWithLogitsLoss, HuberLoss, SmoothL1Loss,
                    KLDivLoss)
 
@@ -35,4 +35,4 @@ __all__ += ["Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConstantPad1d", "Co
             "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
             "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d",
             "CircularPad3d", "PixelShuffle", "PixelUnshuffle", "Fold", "Unfold", "Upsample", "UpsamplingNearest2d",
-            "UpsamplingBilinear2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
+            "UpsamplingBilinear2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "MaxPool3d", "AvgPool3d"]
