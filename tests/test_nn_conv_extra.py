@@ -241,3 +241,17 @@ def test_gradcheck_of_grid_sample_affine_grid_and_adaptive_max_pool():
                      (x, theta))
     v = tp.tensor(np.random.default_rng(0).permutation(24).reshape(1, 2, 3, 4) / 24.0, requires_grad=True)
     assert gradcheck(lambda a: F.adaptive_max_pool2d(a, (2, 3)), (v,))
+
+
+@pytest.mark.parametrize("xs, ws, kw", CONV_T)
+def test_conv_transpose2d_backward_fuses_both_gradients_and_matches_its_decomposition(xs, ws, kw):
+    x, w = rand(xs, 0, grad=True), rand(ws, 1, grad=True)
+    y = F.conv_transpose2d(x, w, **kw)
+    g = rand(y.shape, 2)
+    with tp.profiler.profile() as prof:
+        y.backward(g)
+    assert "tensorplug::conv_transpose2d_backward" in {e.name for e in prof.events()}
+    s, p, d = (nn_ops._tup(kw.get(k, v), 2) for k, v in (("stride", 1), ("padding", 0), ("dilation", 1)))
+    gi, gw = E._conv_transpose2d_backward(g, x.detach(), w.detach(), s, p, d, kw.get("groups", 1))
+    close(x.grad, gi)
+    close(w.grad, gw)

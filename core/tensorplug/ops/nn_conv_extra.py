@@ -18,6 +18,7 @@ import struct as _struct
 
 from .. import dtypes as _dt
 from ..autograd.formulas import derivative
+from ..autograd.grad_mode import is_grad_enabled
 from ._common import document as _document
 from ._lib import defop
 from .comparison import where_fn as _where
@@ -198,10 +199,36 @@ def _(grad, input, weight, bias, stride, padding, dilation, groups, needs_input_
     return gi, gw, gb
 
 
+def _narrow_to(t, like):
+    """``t`` cut to ``like``'s spatial size (an output padding of at least the stride adds windows)."""
+    for dim in (-2, -1):
+        if t._shape[dim] != like._shape[dim]:
+            t = t.narrow(dim, 0, like._shape[dim])
+    return t
+
+
+def _conv_transpose2d_backward(grad_output, input, weight, stride, padding, dilation, groups):
+    gi = _narrow_to(conv2d(grad_output, weight, None, stride, padding, dilation, groups), input)
+    return gi, conv2d_weight_backward(input, grad_output, weight._shape, stride, padding, dilation, groups)
+
+
+# Both gradients of conv_transpose2d in one op: they read the same columns of the output gradient, which
+# a backend's kernel builds once (the CPU's does). Its decomposition is the two ops it fuses.
+conv_transpose2d_backward = _document(
+    defop("conv_transpose2d_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[2] stride, "
+          "SymInt[2] padding, SymInt[2] dilation, SymInt groups) -> (Tensor, Tensor)",
+          composite=_conv_transpose2d_backward),
+    "(input gradient, weight gradient) of conv_transpose2d given its output gradient.")
+
+
 @derivative("conv_transpose2d.input")
 def _(grad, input, weight, bias, stride, padding, output_padding, groups, dilation, needs_input_grad):
     s, p, d = _pairs(stride, padding, dilation)
     gi = gw = gb = None
+    if needs_input_grad[0] and needs_input_grad[1] and not is_grad_enabled():
+        # the fused kernel when no graph of the backward is recorded (its parts have formulas of their own)
+        gi, gw = conv_transpose2d_backward(grad, input, weight, tuple(s), tuple(p), tuple(d), groups)
+        return gi, gw, _bias_grad(grad, 2) if needs_input_grad[2] else None
     if needs_input_grad[0]:
         gi = conv2d(grad, weight, None, tuple(s), tuple(p), tuple(d), groups)
         # an output padding of at least the stride (allowed below the dilation) adds windows the input lacks

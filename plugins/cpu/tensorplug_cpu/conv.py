@@ -3,6 +3,8 @@
 * ``conv2d``: the columns (C*kh*kw, N*Ho*Wo) are one copy of an ``as_strided`` view of the padded
   input; ``weight (O, C*kh*kw) @ columns`` is the output, channels first, moved to NCHW in one copy.
 * ``conv2d_weight_backward``: ``grad (O, N*Ho*Wo) @ columns.T``, the same columns.
+* ``conv_transpose2d_backward``: both gradients of a transposed convolution from one copy of the output
+  gradient's columns.
 * ``conv_transpose2d.input`` (also conv2d's input gradient): ``weight.T @ input`` gives the columns
   of the output, which col2im adds into a zero buffer with one strided ``+=`` per kernel position.
 
@@ -97,6 +99,29 @@ def conv2d_weight_backward(grad_output, input, weight_size, stride, padding, dil
     return _finish(out.reshape(o, cg, kh, kw)[None], grad_output, False)
 
 
+def conv_transpose2d_backward(grad_output, input, weight, stride, padding, dilation, groups):
+    """conv_transpose2d's (input, weight) gradients: both GEMMs read one copy of the output gradient's columns."""
+    gy, batched = _batched(grad_output)
+    x, _ = _batched(input)
+    w = _values(weight)
+    stride, padding, dilation = _pair(stride), _pair(padding), _pair(dilation)
+    n, c, h, wd = x.shape
+    _, og, kh, kw = w.shape
+    cg = c // groups
+    cols = _columns(_padded(gy, *padding), (kh, kw), stride, dilation, h, wd)
+    k, m = og * kh * kw, n * h * wd
+    x2 = x.transpose(1, 0, 2, 3).reshape(c, m)
+    dt = np.result_type(gy, w)
+    gi = np.empty((c, m), dt)
+    gw = np.empty((c, k), dt)
+    for g in range(groups):
+        cg_cols = cols[g * og:(g + 1) * og].reshape(k, m)
+        gi[g * cg:(g + 1) * cg] = w[g * cg:(g + 1) * cg].reshape(cg, k) @ cg_cols
+        gw[g * cg:(g + 1) * cg] = x2[g * cg:(g + 1) * cg] @ cg_cols.T
+    gi = np.ascontiguousarray(gi.reshape(c, n, h, wd).transpose(1, 0, 2, 3))
+    return _finish(gi, input, batched), _finish(gw.reshape(w.shape)[None], weight, False)
+
+
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     x, batched = _batched(input)
     w = _values(weight)
@@ -130,4 +155,5 @@ KERNELS = {
     "conv2d": quiet(conv2d),
     "conv2d_weight_backward": quiet(conv2d_weight_backward),
     "conv_transpose2d.input": quiet(conv_transpose2d),
+    "conv_transpose2d_backward": quiet(conv_transpose2d_backward),
 }
