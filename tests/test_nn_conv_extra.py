@@ -255,3 +255,17 @@ def test_conv_transpose2d_backward_fuses_both_gradients_and_matches_its_decompos
     gi, gw = E._conv_transpose2d_backward(g, x.detach(), w.detach(), s, p, d, kw.get("groups", 1))
     close(x.grad, gi)
     close(w.grad, gw)
+
+
+def test_vmap_runs_one_convolution_kernel_for_the_whole_batch():
+    if not hasattr(tp, "vmap"):
+        pytest.skip("the tensorplug-vmap plugin is not installed")
+    x, w, ws = rand((4, 2, 2, 5, 5), 0), rand((3, 2, 3, 3), 1), rand((4, 2, 3, 3, 3), 2)
+    for fn, args in ((lambda v: F.conv2d(v, w, padding=1), (x,)),
+                     (lambda v, u: F.conv_transpose2d(v, u, stride=2), (x, ws))):
+        with tp.profiler.profile() as prof:
+            tp.vmap(fn)(*args)
+        names = [e.name for e in prof.events()]
+        # the batched call and, inside it, one call of the kernel on the whole batch; no im2col pieces
+        assert sum(n.startswith("tensorplug::conv") for n in names) == 2
+        assert "tensorplug::stack" not in names and "tensorplug::matmul" not in names
