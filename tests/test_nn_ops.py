@@ -61,9 +61,10 @@ def test_native_layer_norm_kernel_runs_for_the_functional_and_the_module(fusedev
 def test_dispatch_table_shows_the_native_kernel_for_its_key_and_the_composite_elsewhere(fusedev, capsys):
     table = {key: (prov, owner) for key, prov, owner in OPS.conv2d.default.dispatch_table()}
     assert table["FuseDev"] == ("kernel", "fusednn")
-    assert table["CPU"] == ("composite", "core")
-    # as in PyTorch, the composite does not fill Autograd for a backend with a kernel of its own
-    assert table["AutogradFuseDev"][0] != "composite" and table["AutogradCPU"] == ("composite", "core")
+    # the CPU runs conv2d as one kernel too; autograd records conv2d itself (its backward formula) on
+    # every backend, and backends without a kernel of their own decompose it below autograd
+    assert table["CPU"] == ("kernel", "cpu") and table["Minimal"] == ("composite", "core")
+    assert table["AutogradFuseDev"] == table["AutogradCPU"] == ("kernel", "core")
     assert cli.main(["dispatch-table", "conv2d"]) == 0
     out = capsys.readouterr().out
     blocks = out.split("\n\n")
@@ -71,7 +72,7 @@ def test_dispatch_table_shows_the_native_kernel_for_its_key_and_the_composite_el
         "tensorplug::conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, "
         "SymInt[2] dilation=1, SymInt groups=1) -> Tensor")
     rows = [line.split() for line in blocks[0].splitlines()[1:]]
-    assert ["FuseDev", "kernel", "fusednn"] in rows and ["CPU", "composite", "core"] in rows
+    assert ["FuseDev", "kernel", "fusednn"] in rows and ["CPU", "kernel", "cpu"] in rows
     # the string-padding overload has no toy kernel: the composite serves the toy key there too
     padding_rows = [line.split() for line in blocks[1].splitlines()[1:]]
     assert blocks[1].startswith("tensorplug::conv2d.padding(")
@@ -88,7 +89,6 @@ def test_disabling_the_backend_plugin_removes_its_kernels(fusedev):
 
 
 @pytest.mark.parametrize("name, fn, args, kwargs", [
-    ("conv2d", F.conv2d, lambda: (tp.ones(1, 2, 5, 5), tp.ones(3, 2, 3, 3)), {"padding": 1}),
     ("conv2d.padding", F.conv2d, lambda: (tp.ones(1, 2, 5, 5), tp.ones(3, 2, 3, 3)), {"padding": "same"}),
     ("conv1d", F.conv1d, lambda: (tp.ones(1, 2, 5), tp.ones(3, 2, 3)), {}),
     ("max_pool2d", F.max_pool2d, lambda: (tp.ones(1, 2, 4, 4), 2), {}),
@@ -118,6 +118,11 @@ def test_a_layer_the_cpu_runs_as_one_kernel_records_no_children():
         F.nll_loss(logp, target)
     top = [e for e in prof.events() if e.parent is None]
     assert [e.name for e in top] == ["tensorplug::nll_loss"] and not top[0].children
+    x, w = tp.ones(1, 2, 5, 5), tp.ones(3, 2, 3, 3)
+    with tp.profiler.profile() as prof:
+        F.conv2d(x, w, padding=1)
+    top = [e for e in prof.events() if e.parent is None]
+    assert [e.name for e in top] == ["tensorplug::conv2d"] and not top[0].children
 
 
 def test_reductions_and_defaults_reach_the_op_as_its_schema_says():

@@ -689,3 +689,258 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         out = out / input._shape[0]
     return out
 
+
+
+# -- the convolution family beyond conv1d/conv2d (ops in tensorplug/ops/nn_conv_extra.py) ----------------
+from ..ops import nn_conv_extra as _conv_ops  # noqa: E402  (this section's ops)
+
+__all__ += ["conv3d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "pixel_shuffle", "pixel_unshuffle"]
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D convolution (cross-correlation) of ``input`` (N, C_in, D, H, W) or (C_in, D, H, W) with ``weight``
+    (C_out, C_in / groups, kd, kh, kw); ``padding`` may also be "valid" or "same" (stride 1 only)."""
+    if padding.__class__ is str:
+        return _conv_ops.conv3d_padding(input, weight, bias, _ints(stride), padding, _ints(dilation), groups)
+    return _conv_ops.conv3d(input, weight, bias, _ints(stride), _ints(padding), _ints(dilation), groups)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """1-D transposed convolution of ``input`` (N, C_in, L) or (C_in, L) with ``weight``
+    (C_in, C_out / groups, k): the gradient of conv1d with respect to its input."""
+    return _conv_ops.conv_transpose1d(input, weight, bias, _ints(stride), _ints(padding), _ints(output_padding),
+                                      groups, _ints(dilation))
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """2-D transposed convolution of ``input`` (N, C_in, H, W) or (C_in, H, W) with ``weight``
+    (C_in, C_out / groups, kh, kw): the gradient of conv2d with respect to its input; the output is
+    ``(H - 1) * stride - 2 * padding + dilation * (kh - 1) + output_padding + 1`` high (and so wide)."""
+    return _conv_ops.conv_transpose2d(input, weight, bias, _ints(stride), _ints(padding), _ints(output_padding),
+                                      groups, _ints(dilation))
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """The sliding blocks of (N, C, H, W) or (C, H, W) as columns: (N, C * kh * kw, L), L the number of
+    blocks (im2col)."""
+    return _conv_ops.im2col(input, _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride))
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """The inverse layout of ``unfold``: blocks (N, C * kh * kw, L) summed into (N, C, *output_size) (col2im);
+    overlapping blocks add up."""
+    return _conv_ops.col2im(input, _pair(output_size), _pair(kernel_size), _pair(dilation), _pair(padding),
+                            _pair(stride))
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C * r * r, H, W) to (*, C, H * r, W * r) with ``r = upscale_factor``."""
+    return _conv_ops.pixel_shuffle(input, upscale_factor)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H * r, W * r) to (*, C * r * r, H, W) with ``r = downscale_factor``."""
+    return _conv_ops.pixel_unshuffle(input, downscale_factor)
+
+
+# -- resampling ----------------------------------------------------------------------------------------------
+__all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
+
+_INTERP_MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
+_LINEAR_NDIM = {"linear": 3, "bilinear": 4, "trilinear": 5}
+
+
+def _area(input, output_size):
+    nd = input.dim() - 2
+    if nd == 1:
+        return adaptive_avg_pool1d(input, output_size)
+    if nd == 2:
+        return adaptive_avg_pool2d(input, output_size)
+    # box averages are separable: (H, W) with the depth folded into the channels, then the depth
+    n, c, d = input._shape[:3]
+    x = adaptive_avg_pool2d(input.reshape((n, c * d) + input._shape[3:]), output_size[1:])
+    x = x.reshape((n, c, d, -1)).transpose(2, 3)
+    x = adaptive_avg_pool1d(x.reshape(n, -1, d), output_size[0])
+    return x.reshape((n, c) + tuple(output_size[1:]) + (output_size[0],)).permute(0, 1, 4, 2, 3).contiguous()
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resample the spatial dims of (N, C, *spatial) to ``size`` or by ``scale_factor``.
+
+    ``mode``: "nearest", "nearest-exact", "linear" (3-D input), "bilinear" / "bicubic" (4-D), "trilinear"
+    (5-D) or "area" (adaptive average pooling). ``align_corners`` (interpolating modes only) maps the corner
+    pixels onto each other; ``recompute_scale_factor`` derives the source positions from the output size
+    instead of the given scales. ``antialias=True`` is not supported.
+    """
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: linear | "
+                             "bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    dim = input.dim() - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        scale_factors = None
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input "
+                                 f"with spatial dimensions of {list(input.shape[2:])} and output size of {size}. "
+                                 "Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in "
+                                 "(o1, o2, ...,oK) format.")
+            if not all(isinstance(v, int) or isinstance(v, _tp.Tensor) and not v.dtype.is_floating_point
+                       for v in size):
+                raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or Tuple[int, int, "
+                                f"int], but got size with types {[type(v) for v in size]}")
+            output_size = [int(v) for v in size]
+        else:
+            output_size = [int(size)] * dim
+    elif scale_factor is not None:
+        output_size = None
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got "
+                                 f"input with spatial dimensions of {list(input.shape[2:])} and scale_factor of "
+                                 f"shape {scale_factor}. Please provide input tensor in (N, C, d1, d2, ...,dK) "
+                                 "format and scale_factor in (s1, s2, ...,sK) format.")
+            scale_factors = [float(s) for s in scale_factor]
+        else:
+            scale_factors = [float(scale_factor)] * dim
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" and output_size is None:
+        recompute_scale_factor = True
+    if recompute_scale_factor:
+        output_size = [int(input.shape[i + 2] * scale_factors[i]) for i in range(dim)]
+        scale_factors = None
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
+                         "4-D tensor as input")
+    if antialias:
+        raise NotImplementedError(f"interpolate: antialias=True is not supported (mode '{mode}')")
+    if mode in _LINEAR_NDIM and input.dim() in (3, 4, 5) and input.dim() != _LINEAR_NDIM[mode]:
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_LINEAR_NDIM[mode]}D input")
+    if mode == "area" and input.dim() in (3, 4, 5):
+        return _area(input, output_size)
+    op = _conv_ops.UPSAMPLE.get((mode, dim))
+    if op is None or mode == "lanczos":
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
+                                  f"the modes: {_INTERP_MODES} (got {mode})")
+    if mode in ("nearest", "nearest-exact"):
+        return op(input, output_size, scale_factors)
+    return op(input, output_size, align_corners, scale_factors)
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated: ``interpolate(input, size, scale_factor, mode, align_corners)``."""
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(input, size, scale_factor, mode="nearest")``."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)``."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# -- adaptive max pooling, affine grids and grid sampling --------------------------------------------------------
+__all__ += ["adaptive_max_pool1d", "adaptive_max_pool2d", "affine_grid", "grid_sample"]
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Max pooling of (N, C, L) or (C, L) to length ``output_size`` (PyTorch's windows); with
+    ``return_indices`` also each maximum's position."""
+    out, idx = _conv_ops.adaptive_max_pool1d(input, _single(output_size))
+    return (out, idx) if return_indices else out
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max pooling of (N, C, H, W) or (C, H, W) to ``output_size`` (an int or a pair; None keeps a dim); with
+    ``return_indices`` also each maximum's flat position ``h * W + w``."""
+    out = _pair(output_size)
+    out = tuple(input.shape[-2 + i] if o is None else o for i, o in enumerate(out)) if len(out) == 2 else out
+    res, idx = _conv_ops.adaptive_max_pool2d(input, out)
+    return (res, idx) if return_indices else res
+
+
+_ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. Please "
+                  "specify align_corners=True if the old behavior is desired. See the documentation of grid_sample "
+                  "for details.")
+
+
+def affine_grid(theta, size, align_corners=None):
+    """The sampling grid (N, H, W, 2) of the batch of affine maps ``theta`` (N, 2, 3) for an output of ``size``
+    (N, C, H, W); (N, D, H, W, 3) of (N, 3, 4) for a 5-D size. Coordinates are normalized to [-1, 1]."""
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    if not theta.dtype.is_floating_point:
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = tuple(size)
+    if len(size) in (4, 5):
+        r, c = (2, 3) if len(size) == 4 else (3, 4)
+        if theta.dim() != 3 or theta.shape[-2] != r or theta.shape[-1] != c:
+            raise ValueError(f"Expected a batch of {len(size) - 2}D affine matrices of shape Nx{r}x{c} for size "
+                             f"{size}. Got {theta.shape}.")
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {size}.")
+    if align_corners and min(size[2:]) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+                      "align_corners=True. This is not an intended use case of affine_grid. See the documentation of "
+                      "affine_grid for details.", stacklevel=2)
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    return _conv_ops.affine_grid_generator(theta, size, align_corners)
+
+
+_GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+_GRID_PADDING = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """Sample (N, C, H, W) at the normalized (x, y) locations of ``grid`` (N, Ho, Wo, 2), -1 and 1 being the
+    edges (``align_corners=False``) or the centres (True) of the corner pixels. ``mode`` "bilinear" or
+    "nearest" ("bicubic" and 5-D inputs are not supported); ``padding_mode`` "zeros", "border" or
+    "reflection"."""
+    if mode not in _GRID_MODES:
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
+                         f"got: '{mode}'")
+    if padding_mode not in _GRID_PADDING:
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    if input.dim() == 5 and grid.dim() == 5:
+        raise NotImplementedError("grid_sample of 5-D (volumetric) inputs is not supported")
+    return _conv_ops.grid_sampler_2d(input, grid, _GRID_MODES[mode], _GRID_PADDING[padding_mode], align_corners)
+
+
+__all__ += ["max_pool3d", "avg_pool3d"]
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over sliding windows of (N, C, D, H, W) or (C, D, H, W); ``stride`` defaults to ``kernel_size``.
+    With ``return_indices`` also each maximum's flat position ``(t * H + h) * W + w``."""
+    op = _conv_ops.max_pool3d_with_indices if return_indices else _conv_ops.max_pool3d
+    return op(input, _ints(kernel_size), _stride(stride), _ints(padding), _ints(dilation), ceil_mode)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """Mean over sliding windows of (N, C, D, H, W) or (C, D, H, W), with avg_pool2d's rules."""
+    return _conv_ops.avg_pool3d(input, _ints(kernel_size), _stride(stride), _ints(padding), ceil_mode,
+                                count_include_pad, divisor_override)

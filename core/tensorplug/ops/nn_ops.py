@@ -198,9 +198,19 @@ def _conv(nd):
         if nd == 1:
             x, weight = x.unsqueeze(2), weight.unsqueeze(2)
             stride, dilation, pads = (1,) + stride, (1,) + dilation, [(0, 0)] + pads
-        if any(lo or hi for lo, hi in pads):
-            x = constant_pad(x, (pads[1][0], pads[1][1], pads[0][0], pads[0][1]), 0)
-        out = _conv2d_im2col(x, weight, bias, stride, dilation, groups)
+        if nd == 2 and padding.__class__ is not str:  # the primitive conv2d's own decomposition
+            if any(lo or hi for lo, hi in pads):
+                x = constant_pad(x, (pads[1][0], pads[1][1], pads[0][0], pads[0][1]), 0)
+            out = _conv2d_im2col(x, weight, bias, stride, dilation, groups)
+        else:  # the other overloads are conv2d (a backend's fused kernel, and conv2d's backward formula)
+            if all(lo == hi for lo, hi in pads):
+                pad2 = (pads[0][0], pads[1][0])
+            else:
+                x = constant_pad(x, (pads[1][0], pads[1][1], pads[0][0], pads[0][1]), 0)
+                pad2 = (0, 0)
+            if bias is not None and bias._dtype is not x._dtype:  # the padding="valid"/"same" overload casts it
+                bias = bias.to(x._dtype)
+            out = conv2d(x, weight, bias, stride, pad2, dilation, groups)
         if nd == 1:
             out = out.squeeze(2)
         return out if batched else out.squeeze(0)

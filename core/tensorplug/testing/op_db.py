@@ -2476,7 +2476,7 @@ _conv_errors = {
 }
 for _nd in (1, 2):
     _nn(f"conv{_nd}d", _conv_ref(_nd), _conv_samples(_nd), error_inputs=_conv_errors[_nd],
-        aten=(f"conv{_nd}d", f"conv{_nd}d.padding", "stack", "matmul", "cat"), **_NN_TOL)
+        aten=(f"conv{_nd}d", f"conv{_nd}d.padding", "conv2d", "stack", "matmul", "cat"), **_NN_TOL)
 
 
 # -- pooling
@@ -3373,3 +3373,4 @@ _add("fill_.expanded", _fill_expanded, lambda a, expanded=False: np.full_like(a,
      supports_autograd=False, aten=("fill_.Scalar",),
      error_inputs=_errors(lambda: _err(RuntimeError, _INTERNAL, _t((3, 4)), expanded=True, value_tensor=True)))
 from .op_db_linalg import ALIASES as _LINALG_ALIASES; ALIASES.update(_LINALG_ALIASES)  # noqa: E402,E702
+from . import op_db_nn_conv  # noqa: E402,F401  (the convolution family: conv3d, transposed, fold, interpolate)

@@ -12,6 +12,14 @@ from .attention import MultiheadAttention
 from .flatten import Flatten, Unflatten
 from .activation import (ReLU, ReLU6, LeakyReLU, ELU, GELU, SiLU, Mish, Softplus, Hardtanh, Tanh, Sigmoid,
                          LogSigmoid, Softmax, Softmin, LogSoftmax)
+from .conv_extra import Conv3d, ConvTranspose1d, ConvTranspose2d
+from .padding import (ConstantPad1d, ConstantPad2d, ConstantPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d, ReflectionPad1d,
+                      ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
+                      CircularPad1d, CircularPad2d, CircularPad3d)
+from .pixelshuffle import PixelShuffle, PixelUnshuffle
+from .fold import Fold, Unfold
+from .upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d
+from .pooling_extra import MaxPool3d, AvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d
 from .loss import (CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, BCELoss, BCEWithLogitsLoss, HuberLoss, SmoothL1Loss,
                    KLDivLoss)
 
@@ -23,3 +31,8 @@ __all__ = [
     "Softmin", "LogSoftmax", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCELoss", "BCEWithLogitsLoss",
     "HuberLoss", "SmoothL1Loss", "KLDivLoss", "MultiheadAttention",
 ]
+__all__ += ["Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+            "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
+            "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d",
+            "CircularPad3d", "PixelShuffle", "PixelUnshuffle", "Fold", "Unfold", "Upsample", "UpsamplingNearest2d",
+            "UpsamplingBilinear2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "MaxPool3d", "AvgPool3d"]

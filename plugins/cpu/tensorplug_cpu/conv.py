@@ -1,0 +1,159 @@
+"""CPU convolution kernels: im2col through a strided view of the input, then one GEMM per group.
+
+* ``conv2d``: the columns (C*kh*kw, N*Ho*Wo) are one copy of an ``as_strided`` view of the padded
+  input; ``weight (O, C*kh*kw) @ columns`` is the output, channels first, moved to NCHW in one copy.
+* ``conv2d_weight_backward``: ``grad (O, N*Ho*Wo) @ columns.T``, the same columns.
+* ``conv_transpose2d_backward``: both gradients of a transposed convolution from one copy of the output
+  gradient's columns.
+* ``conv_transpose2d.input`` (also conv2d's input gradient): ``weight.T @ input`` gives the columns
+  of the output, which col2im adds into a zero buffer with one strided ``+=`` per kernel position.
+
+Half types compute in float32 and round once, as PyTorch's CPU kernels accumulate them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+import tensorplug
+
+from .elementwise import quiet
+from .kernels import wrap
+
+_f32 = np.dtype(np.float32)
+_HALF = (tensorplug.float16, tensorplug.bfloat16)
+
+
+def _values(t):
+    """``t``'s numpy values in the dtype the kernel computes in."""
+    a = t._data
+    return a.astype(_f32) if t._dtype in _HALF else a
+
+
+def _pair(v):
+    return (v, v) if v.__class__ is int else tuple(v) * (2 if len(v) == 1 else 1)
+
+
+def _batched(t):
+    a = _values(t)
+    return (a, True) if a.ndim == 4 else (a[None], False)
+
+
+def _columns(xp, kernel, stride, dilation, ho, wo):
+    """The view (C, kh, kw, N, Ho, Wo) of the padded input ``xp`` (N, C, Hp, Wp): no copy."""
+    n, c = xp.shape[:2]
+    sn, sc, sh, sw = xp.strides
+    (kh, kw), (s0, s1), (d0, d1) = kernel, stride, dilation
+    return as_strided(xp, (c, kh, kw, n, ho, wo), (sc, sh * d0, sw * d1, sn, sh * s0, sw * s1), writeable=False)
+
+
+def _padded(x, ph, pw):
+    if not ph and not pw:
+        return x
+    n, c, h, w = x.shape
+    out = np.zeros((n, c, h + 2 * ph, w + 2 * pw), x.dtype)
+    out[:, :, ph:ph + h, pw:pw + w] = x
+    return out
+
+
+def _finish(out, t, batched):
+    """The float32 result of a half-type computation rounded to ``t``'s dtype; wrapped."""
+    d = t._dtype
+    if d in _HALF:
+        out = out.astype(d.np)
+    return wrap(out if batched else out[0], d)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    x, batched = _batched(input)
+    w = _values(weight)
+    stride, padding, dilation = _pair(stride), _pair(padding), _pair(dilation)
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    ho = (h + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    wo = (wd + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    cols = _columns(_padded(x, *padding), (kh, kw), stride, dilation, ho, wo)
+    og, k, m = o // groups, cg * kh * kw, n * ho * wo
+    out = np.empty((o, m), np.result_type(x, w))
+    for g in range(groups):
+        out[g * og:(g + 1) * og] = w[g * og:(g + 1) * og].reshape(og, k) @ cols[g * cg:(g + 1) * cg].reshape(k, m)
+    if bias is not None:
+        out += _values(bias)[:, None]
+    out = np.ascontiguousarray(out.reshape(o, n, ho, wo).transpose(1, 0, 2, 3))
+    return _finish(out, input, batched)
+
+
+def conv2d_weight_backward(grad_output, input, weight_size, stride, padding, dilation, groups):
+    x, _ = _batched(input)
+    gy, _ = _batched(grad_output)
+    stride, padding, dilation = _pair(stride), _pair(padding), _pair(dilation)
+    o, cg, kh, kw = weight_size
+    n, _, ho, wo = gy.shape
+    cols = _columns(_padded(x, *padding), (kh, kw), stride, dilation, ho, wo)
+    og, k, m = o // groups, cg * kh * kw, n * ho * wo
+    g2 = gy.transpose(1, 0, 2, 3).reshape(o, m)
+    out = np.empty((o, k), np.result_type(x, gy))
+    for g in range(groups):
+        out[g * og:(g + 1) * og] = g2[g * og:(g + 1) * og] @ cols[g * cg:(g + 1) * cg].reshape(k, m).T
+    return _finish(out.reshape(o, cg, kh, kw)[None], grad_output, False)
+
+
+def conv_transpose2d_backward(grad_output, input, weight, stride, padding, dilation, groups):
+    """conv_transpose2d's (input, weight) gradients: both GEMMs read one copy of the output gradient's columns."""
+    gy, batched = _batched(grad_output)
+    x, _ = _batched(input)
+    w = _values(weight)
+    stride, padding, dilation = _pair(stride), _pair(padding), _pair(dilation)
+    n, c, h, wd = x.shape
+    _, og, kh, kw = w.shape
+    cg = c // groups
+    cols = _columns(_padded(gy, *padding), (kh, kw), stride, dilation, h, wd)
+    k, m = og * kh * kw, n * h * wd
+    x2 = x.transpose(1, 0, 2, 3).reshape(c, m)
+    dt = np.result_type(gy, w)
+    gi = np.empty((c, m), dt)
+    gw = np.empty((c, k), dt)
+    for g in range(groups):
+        cg_cols = cols[g * og:(g + 1) * og].reshape(k, m)
+        gi[g * cg:(g + 1) * cg] = w[g * cg:(g + 1) * cg].reshape(cg, k) @ cg_cols
+        gw[g * cg:(g + 1) * cg] = x2[g * cg:(g + 1) * cg] @ cg_cols.T
+    gi = np.ascontiguousarray(gi.reshape(c, n, h, wd).transpose(1, 0, 2, 3))
+    return _finish(gi, input, batched), _finish(gw.reshape(w.shape)[None], weight, False)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    x, batched = _batched(input)
+    w = _values(weight)
+    (s0, s1), (p0, p1), (q0, q1), (d0, d1) = _pair(stride), _pair(padding), _pair(output_padding), _pair(dilation)
+    n, c, h, wd = x.shape
+    _, og, kh, kw = w.shape
+    cg = c // groups
+    ho = (h - 1) * s0 - 2 * p0 + d0 * (kh - 1) + q0 + 1
+    wo = (wd - 1) * s1 - 2 * p1 + d1 * (kw - 1) + q1 + 1
+    dt = np.result_type(x, w)
+    # the full (uncropped) output, channels first: each kernel position adds its strided slice
+    buf = np.zeros((og * groups, n, ho + 2 * p0, wo + 2 * p1), dt)
+    x2 = x.transpose(1, 0, 2, 3).reshape(c, n * h * wd)
+    hs, ws = s0 * (h - 1) + 1, s1 * (wd - 1) + 1
+    for g in range(groups):
+        cols = (w[g * cg:(g + 1) * cg].reshape(cg, og * kh * kw).T @ x2[g * cg:(g + 1) * cg]).reshape(
+            og, kh, kw, n, h, wd)
+        part = buf[g * og:(g + 1) * og]
+        for i in range(kh):
+            rows = part[:, :, i * d0:i * d0 + hs:s0]
+            for j in range(kw):
+                rows[:, :, :, j * d1:j * d1 + ws:s1] += cols[:, i, j]
+    out = buf[:, :, p0:p0 + ho, p1:p1 + wo]
+    if bias is not None:
+        out = out + _values(bias)[:, None, None, None]
+    out = np.ascontiguousarray(out.transpose(1, 0, 2, 3))
+    return _finish(out, input, batched)
+
+
+KERNELS = {
+    "conv2d": quiet(conv2d),
+    "conv2d_weight_backward": quiet(conv2d_weight_backward),
+    "conv_transpose2d.input": quiet(conv_transpose2d),
+    "conv_transpose2d_backward": quiet(conv_transpose2d_backward),
+}
