@@ -35,6 +35,7 @@ from .ops import joining as _joining, indexing as _indexing, getitem as _getitem
 from .ops import sorting as _sorting, reductions as _reductions, linalg as _linalg  # noqa: F401
 from .ops import activations as _activations, random as _random, methods as _methods  # noqa: F401
 from .ops import nn_ops as _nn_ops  # noqa: F401
+from .ops import special_ops as _special_ops, statistics as _statistics  # noqa: F401
 from .ops.factories import (tensor, as_tensor, from_numpy, empty, zeros, ones, full, empty_like, zeros_like,
                             ones_like, full_like, arange, linspace, eye)
 from .ops.promotion import result_type, broadcast_shapes_fn as broadcast_shapes
@@ -63,7 +64,7 @@ def get_default_device():
     return _state.default_device
 
 
-_LAZY_SUBMODULES = ("nn", "optim", "utils")  # imported on first use: they cost import time
+_LAZY_SUBMODULES = ("nn", "optim", "utils", "special")  # imported on first use: they cost import time
 
 # what a user sees: the names defined above, the ops' public functions, and the lazy submodules
 __all__ = sorted({k for k in globals() if not k.startswith("_") and k != "annotations"} | set(_LAZY_SUBMODULES))

@@ -34,6 +34,7 @@ discontinuities, and pass float64 gradcheck (tests/test_op_db.py).
 from __future__ import annotations
 
 import math
+import sys as _sys
 
 import numpy as np
 
@@ -3372,3 +3373,6 @@ def _fill_expanded(input, expanded=False, value_tensor=False):
 _add("fill_.expanded", _fill_expanded, lambda a, expanded=False: np.full_like(a, 2), ALL, _expanded_samples(True),
      supports_autograd=False, aten=("fill_.Scalar",),
      error_inputs=_errors(lambda: _err(RuntimeError, _INTERNAL, _t((3, 4)), expanded=True, value_tensor=True)))
+
+from . import op_db_math as _op_db_math  # noqa: E402  (math, special functions and statistics)
+_op_db_math.register(_sys.modules[__name__])

@@ -17,6 +17,7 @@ from .api import vmap, register_batching_rule
 from .batched import BatchedTensor, is_batched
 from .kernel import fallback, make_kernel
 from .rules import RULES, rule_for
+from . import rules_math  # noqa: F401  (adds its rules to RULES)
 
 __version__ = "0.2.0"
 TENSORPLUG_API = (1, 0)  # the plugin API this plugin is written for (tensorplug.plugin_api)
