@@ -25,7 +25,7 @@ from ._common import document as _document, opmath as _opmath, as_dtype as _as
 from ._lib import POINTWISE, defop, public, attach
 from .arithmetic import add, mul, div, maximum
 from .comparison import where, where_fn as _where, clamp as _clamp
-from .math_ops import exp, log, log1p, sign, sign_, rsqrt, sin, cos
+from .math_ops import exp, log, log1p, sign, sign_, rsqrt, sin, cos, erf
 from .pointwise import (scalar_tensor, not_implemented, check_binary, check_inplace_binary,
                         check_inplace_float_binary, defunary, defbinary, check_float_inplace, export, export_unary,
                         documented, tensor_or_scalar, with_inplace, zero, float_dtype, is_tensor, unsupported)
@@ -255,8 +255,9 @@ signbit = defop("signbit(Tensor self) -> Tensor", tags=POINTWISE)
 
 
 def _ndtr(self):
+    # PyTorch's (1 + erf(x / sqrt 2)) / 2: absolute accuracy, 0 below about -8.3 in float64
     x = _float_self(self)
-    return erfc(x * (-1.0 / _math.sqrt(2.0))) * 0.5
+    return (erf(x * (1.0 / _math.sqrt(2.0))) + 1) * 0.5
 
 
 special_ndtr = defop("special_ndtr(Tensor self) -> Tensor", composite=_ndtr, tags=POINTWISE)

@@ -188,7 +188,7 @@ def _check_order_dim(name, bool_ok=False):
     def check(self, dim=-1, keepdim=False):
         d = _wrap_dim(dim, len(self._shape))
         if self._dtype is _dt.bool and not bool_ok:
-            raise not_implemented(name + "_out", self._dtype)
+            raise not_implemented("median_out", self._dtype)  # nanmedian's kernel is median's
         _check_nonempty(name, self, (d,), False)
     return check
 
@@ -196,7 +196,7 @@ def _check_order_dim(name, bool_ok=False):
 def _check_order_full(name):
     def check(self):
         if self._dtype is _dt.bool:
-            raise not_implemented(name + "_out", self._dtype)
+            raise not_implemented("median_cpu", self._dtype)
     return check
 
 
@@ -402,6 +402,20 @@ nanmean = defop("nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, S
                 check=_check_nanmean, composite=_nanmean_impl)
 
 
+# -- count_nonzero ------------------------------------------------------------------------------------------------
+def _count_nonzero(self, dim=None):
+    return _sum(self != 0, dim)
+
+
+count_nonzero = defop("count_nonzero(Tensor self, int[1]? dim=None) -> Tensor", check=_check_nansum,
+                      composite=_count_nonzero)
+
+
+def count_nonzero_fn(input, dim=None):
+    """The number of non-zero elements (int64), over ``dim`` (an int or a tuple) or all of them."""
+    return count_nonzero(input, (dim,) if dim.__class__ is int else dim)
+
+
 # -- logspace --------------------------------------------------------------------------------------------------
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     """``steps`` values from ``base ** start`` to ``base ** end``, evenly spaced in the exponent."""
@@ -451,7 +465,7 @@ for _name, _fn in (("cumprod", document(cumprod, "Cumulative product along ``dim
                    ("logcumsumexp", document(logcumsumexp, "log(cumsum(exp(x))) along ``dim``, without overflow.")),
                    ("aminmax", aminmax), ("median", median), ("nanmedian", nanmedian), ("mode", mode),
                    ("kthvalue", kthvalue), ("quantile", quantile), ("nanquantile", nanquantile),
-                   ("nansum", document(nansum, "Sum treating NaN as zero.")),
+                   ("nansum", document(nansum, "Sum treating NaN as zero.")), ("count_nonzero", count_nonzero_fn),
                    ("nanmean", document(nanmean, "Mean of the non-NaN elements (floating point only).")),
                    ("clamp_min", clamp_min_fn), ("clamp_max", clamp_max_fn)):
     public(_name, _fn)

@@ -126,6 +126,8 @@ def _polygamma_ref(n, x):
     else:
         z = np.vectorize(lambda v: _zeta1(n + 1.0, v), otypes=[np.float64])(x) if x.size else x.copy()
         r = (-1) ** (n + 1) * math.factorial(n) * z
+        if n == 1:  # PyTorch's trigamma: 0 at inf, NaN at -inf
+            r = np.where(x == np.inf, 0.0, np.where(x == -np.inf, np.nan, r))
     return S.cast(r, out)
 
 
@@ -518,7 +520,7 @@ def _order_entries(db):
         return _sorted_pick(x, dim, keepdim, pick)
 
     def nanmedian_ref(x, dim=None, keepdim=False):
-        pick = lambda n, valid: np.where(valid == 0, 0, (np.maximum(valid, 1) - 1) // 2)  # noqa: E731
+        pick = lambda n, valid: np.where(valid == 0, (n - 1) // 2, (np.maximum(valid, 1) - 1) // 2)  # noqa: E731
         if dim is None:
             return _sorted_pick(x.reshape(-1), 0, False, pick)[0]
         return _sorted_pick(x, dim, keepdim, pick)
@@ -541,7 +543,7 @@ def _order_entries(db):
                 error_inputs=db._errors(
                     lambda n=name: db._err(IndexError, rf"{n}\(\): Expected reduction dim 0 to have non-zero size",
                                            db._t((0, 3)), 0),
-                    lambda n=name: db._err(NotImplementedError, db._not_impl(n + "_out", "Bool"),
+                    lambda n=name: db._err(NotImplementedError, db._not_impl("median_out", "Bool"),
                                            db._t((3,), tp.bool), 0)))
 
     def kth_samples(device, dtype, requires_grad):
@@ -681,6 +683,14 @@ def _nan_entries(db):
     def nanmean_ref(x, dim=None, keepdim=False, dtype=None):
         with np.errstate(invalid="ignore"), _warnings_off():
             return db._reduce_ref(np.nanmean, lambda y, d: y.dtype)(x, dim, keepdim)
+    def count_samples(device, dtype, requires_grad):
+        for s in db._reduction_samples()(device, dtype, False):
+            s.kwargs.pop("keepdim", None)
+            yield s
+    db._add("count_nonzero", tp.count_nonzero, lambda x, dim=None: db._reduce_ref(
+        np.sum, lambda *_: np.dtype(np.int64))((x != 0).astype(np.int64), dim, False), ALL, count_samples,
+        supports_autograd=False, aten=("count_nonzero",),
+        error_inputs=db._errors(lambda: db._err(IndexError, db._DIM_RANGE, db._t((3,)), 1)))
     db._add("nansum", tp.nansum, nansum_ref, ALL, nan_samples, aten=("nansum",),
             error_inputs=db._errors(lambda: db._err(IndexError, db._DIM_RANGE, db._t((3,)), 1)))
     db._add("nanmean", tp.nanmean, nanmean_ref, FLOATING, nan_samples, aten=("nanmean",),

@@ -186,9 +186,12 @@ def _ndtri_lower(p):
 def ndtri64(p):
     p = np.asarray(p, dtype=_F64).reshape(-1)
     out = np.full_like(p, np.nan)
-    low = (p > 0) & (p <= 0.5)
+    # the centre through erfinv (2p - 1 is exact there), the tails by Newton on log p
+    mid = (p >= 0.25) & (p <= 0.75)
+    out[mid] = math.sqrt(2.0) * erfinv64(2.0 * p[mid] - 1.0)
+    low = (p > 0) & (p < 0.25)
     out[low] = _ndtri_lower(p[low])
-    high = (p > 0.5) & (p < 1)
+    high = (p > 0.75) & (p < 1)
     out[high] = -_ndtri_lower(1.0 - p[high])
     out[p == 0] = -np.inf
     out[p == 1] = np.inf
@@ -226,6 +229,7 @@ def lgamma64(x):
     xn = x[neg]
     # reflection: Gamma(x) Gamma(1 - x) = pi / sin(pi x)
     out[neg] = math.log(math.pi) - np.log(np.abs(_sinpi(xn))) - _lgamma_positive(1.0 - xn)
+    out[(x == 1.0) | (x == 2.0)] = 0.0  # the roots, exactly
     out[np.isnan(x)] = np.nan
     return out
 
@@ -317,8 +321,9 @@ def polygamma64(n, x):
         return digamma64(x)
     sign = 1.0 if n % 2 else -1.0
     out = sign * math.exp(math.lgamma(n + 1.0)) * zeta64(float(n + 1), x)
-    if n == 1:
-        out[x == -np.inf] = np.nan  # PyTorch's trigamma
+    if n == 1:  # PyTorch's trigamma: NaN at -inf, 0 at inf
+        out[x == -np.inf] = np.nan
+        out[x == np.inf] = 0.0
     return out
 
 
@@ -451,6 +456,17 @@ def _same_dtype_binary(ufunc):
     return kernel
 
 
+def _fmax(a, b):
+    # PyTorch's: NaN loses; on ties (0.0 and -0.0) self wins
+    return np.where(np.isnan(a), b, np.where(np.isnan(b) | (a >= b), a, b)) if a.dtype.kind == "f" else \
+        np.where(a >= b, a, b)
+
+
+def _fmin(a, b):
+    return np.where(np.isnan(a), b, np.where(np.isnan(b) | (a <= b), a, b)) if a.dtype.kind == "f" else \
+        np.where(a <= b, a, b)
+
+
 def _copysign(self, other):
     d = float_dtype(binary_dtype(self, other))
     c = tensorplug.float32 if d in _HALF else d
@@ -505,7 +521,7 @@ KERNELS = {name: quiet(k) for name, k in _float_kernels().items()}
 KERNELS.update({
     "polygamma": quiet(polygamma), "polygamma_": quiet(polygamma_),
     "hypot": quiet(_same_dtype_binary(np.hypot)), "hypot_": quiet(_inplace(_same_dtype_binary(np.hypot))),
-    "fmax": quiet(_same_dtype_binary(np.fmax)), "fmin": quiet(_same_dtype_binary(np.fmin)),
+    "fmax": quiet(_same_dtype_binary(_fmax)), "fmin": quiet(_same_dtype_binary(_fmin)),
     "copysign.Tensor": quiet(_copysign), "copysign_.Tensor": quiet(_inplace(_copysign)),
     "gcd": quiet(_same_dtype_binary(np.gcd)), "gcd_": quiet(_inplace(_same_dtype_binary(np.gcd))),
     "lcm": quiet(_same_dtype_binary(np.lcm)), "lcm_": quiet(_inplace(_same_dtype_binary(np.lcm))),

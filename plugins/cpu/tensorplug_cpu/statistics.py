@@ -95,7 +95,8 @@ def median_dim(self, dim, keepdim=False):
 
 def nanmedian_dim(self, dim, keepdim=False):
     def position(n, valid):
-        return np.where(valid == 0, 0, (np.maximum(valid, 1) - 1) // 2)
+        # an all-NaN slice gives its middle NaN, as PyTorch does
+        return np.where(valid == 0, (n - 1) // 2, (np.maximum(valid, 1) - 1) // 2)
     return _select_sorted(self, dim, keepdim, position)
 
 
