@@ -325,7 +325,8 @@ def tensor_or_scalar(name, t_entry, s_entry, doc):
                 # a Python number first (tensorplug.sub(3, t)): a wrapped number, as in PyTorch
                 input = scalar_tensor(input, result_type(input, other), other._device)
             return t_entry(input, other, *args, **kwargs)
-        if pairs and not isinstance(input, Tensor) and isinstance(input, numbers.Number):
+        if input.__class__ is not Tensor and pairs and not isinstance(input, Tensor) \
+                and isinstance(input, numbers.Number):
             return t_entry(*wrapped_pair(input, other), *args, **kwargs)
         return s_entry(input, other, *args, **kwargs)
     fn.__name__ = fn.__qualname__ = name

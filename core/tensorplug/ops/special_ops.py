@@ -20,7 +20,6 @@ import math as _math
 from .. import dtypes as _dt
 from ..autograd.formulas import derivative
 from ..autograd.helpers import sum_to
-from ..tensor import Tensor
 from ._common import document as _document, opmath as _opmath, as_dtype as _as
 from ._lib import POINTWISE, defop, public, attach
 from .arithmetic import add, mul, div, maximum

@@ -17,7 +17,7 @@ from collections import namedtuple
 
 from .. import dtypes as _dt
 from ..autograd.formulas import derivative
-from ..tensor import _wrap_dim
+from ..tensor import Tensor, _wrap_dim
 from ._common import document, as_dtype as _as
 from ._lib import POINTWISE, defop, attach, public
 from .comparison import where_fn as _where, clamp_tensor, clamp_tensor_, clamp_min as _clamp_min_s, \
@@ -242,7 +242,7 @@ def _(grads, self, dim, keepdim, result1):
 
 def _evenly(grad, self, result):
     """median()/nanmedian(): the gradient shared evenly by the elements equal to the result (PyTorch's)."""
-    mask = (self == result) if not result.isnan().item() else self.isnan()
+    mask = _where(result.isnan(), self.isnan(), self == result)
     return _where(mask, grad / _sum(mask), 0.0)
 
 
@@ -301,7 +301,8 @@ def _check_quantile(self, q, dim=None, keepdim=False, interpolation="linear"):
 def _quantile_impl(ignore_nan):
     def impl(self, q, dim=None, keepdim=False, interpolation="linear"):
         scalar_q = not is_tensor(q)
-        if not scalar_q and not bool(((q >= 0) & (q <= 1)).all().item()):
+        # a transform's tensor subclass (vmap's batched tensor) has no values to look at here
+        if not scalar_q and q.__class__ is Tensor and not bool(((q >= 0) & (q <= 1)).all().item()):
             raise RuntimeError("quantile() q values must be in the range [0, 1]")
         qt = _full((1,), q, dtype=self._dtype, device=self._device) if scalar_q else reshape(q, (-1,))
         if dim is None:
