@@ -27,7 +27,8 @@ from .comparison import where, where_fn as _where, clamp as _clamp
 from .math_ops import exp, log, log1p, sign, sign_, rsqrt, sin, cos, erf
 from .pointwise import (scalar_tensor, not_implemented, check_binary, check_inplace_binary,
                         check_inplace_float_binary, defunary, defbinary, check_float_inplace, export, export_unary,
-                        documented, tensor_or_scalar, with_inplace, zero, float_dtype, is_tensor, unsupported)
+                        documented, tensor_or_scalar, with_inplace, zero, float_dtype, is_tensor,
+                        inplace_scalar_overload)
 from .promotion import check_can_cast, result_type
 
 _FLOATING = _dt.FLOATING
@@ -201,10 +202,6 @@ def _(grad, self, other, needs_input_grad):
 
 
 # -- composites of one tensor ---------------------------------------------------------------------
-def _check_not_bool(name):
-    return unsupported(name, _BOOL)
-
-
 def _deg2rad(self):
     return mul(_float_self(self), scalar_tensor(_math.pi / 180.0, float_dtype(self._dtype), self._device))
 
@@ -259,7 +256,7 @@ def _ndtr(self):
     return (erf(x * (1.0 / _math.sqrt(2.0))) + 1) * 0.5
 
 
-special_ndtr = defop("special_ndtr(Tensor self) -> Tensor", composite=_ndtr, tags=POINTWISE)
+special_ndtr = defop("special_ndtr(Tensor self) -> Tensor", composite=_ndtr)
 
 
 def _check_multigammaln(self, p):
@@ -307,8 +304,11 @@ hypot_ = defop("hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
                check=_floating_only("hypot_cpu", check_inplace_binary), tags=POINTWISE)
 fmax = defop("fmax(Tensor self, Tensor other) -> Tensor", check=check_binary, tags=POINTWISE)
 fmin = defop("fmin(Tensor self, Tensor other) -> Tensor", check=check_binary, tags=POINTWISE)
-copysign, copysign_scalar, copysign_, copysign_scalar_ = defbinary(
-    "copysign", check_binary, check_inplace_float_binary, compute=float_dtype)
+# PyTorch tags the out-of-place forms pointwise, not the in-place ones (vmap names those itself)
+copysign, copysign_scalar = defbinary("copysign", check_binary, compute=float_dtype)
+copysign_ = defop("copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", check=check_inplace_float_binary)
+copysign_scalar_ = defop("copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+                         composite=inplace_scalar_overload(copysign_, float_dtype))
 
 
 def _no_bool_int(name, check):
@@ -323,11 +323,11 @@ def _no_bool_int(name, check):
 gcd = defop("gcd(Tensor self, Tensor other) -> Tensor", check=_no_bool_int("gcd_cpu", check_binary),
             tags=POINTWISE)
 gcd_ = defop("gcd_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-             check=_no_bool_int("gcd_cpu", check_inplace_binary), tags=POINTWISE)
+             check=_no_bool_int("gcd_cpu", check_inplace_binary))
 lcm = defop("lcm(Tensor self, Tensor other) -> Tensor", check=_no_bool_int("lcm_cpu", check_binary),
             tags=POINTWISE)
 lcm_ = defop("lcm_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-             check=_no_bool_int("lcm_cpu", check_inplace_binary), tags=POINTWISE)
+             check=_no_bool_int("lcm_cpu", check_inplace_binary))
 
 
 @with_inplace("hypot")
@@ -414,7 +414,7 @@ xlogy_scalar_other = defop("xlogy.Scalar_Other(Tensor self, Scalar other) -> Ten
 xlogy_ = defop("xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", check=check_inplace_float_binary,
                composite=_xlogy_, tags=POINTWISE)
 xlogy_scalar_other_ = defop("xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-                            composite=_xlogy_scalar_, tags=POINTWISE)
+                            composite=_xlogy_scalar_)
 special_xlog1py = defop("special_xlog1py(Tensor self, Tensor other) -> Tensor", check=check_binary,
                         composite=_xlog1py, tags=POINTWISE)
 special_xlog1py_self_scalar = defop("special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor",

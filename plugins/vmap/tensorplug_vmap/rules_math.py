@@ -1,11 +1,11 @@
 """Batching rules of the scans and order statistics (cumprod, cummax/cummin, logcumsumexp, median,
 nanmedian, mode, kthvalue): each names one per-example dim, shifted past the batch dim; the global
 median and nanmedian reduce each flattened example. The pointwise special functions get their
-rules from their tag."""
+rules from their tag, but for the in-place ones PyTorch does not tag."""
 
 from __future__ import annotations
 
-from .rules import RULES, dim_shift, front, wrap_dim, _entry
+from .rules import RULES, dim_shift, front, wrap_dim, broadcasting, _entry
 
 _reshape = _entry("reshape")
 _unsqueeze = _entry("unsqueeze")
@@ -39,6 +39,10 @@ def _flat_order_statistic(by_dim):
 
 
 RULES.update({
+    # elementwise in-place ops PyTorch does not tag pointwise
+    "copysign_.Tensor": broadcasting((0, 1), inplace=True),
+    "gcd_": broadcasting((0, 1), inplace=True),
+    "lcm_": broadcasting((0, 1), inplace=True),
     "cumprod": dim_shift(1),
     "logcumsumexp": dim_shift(1),
     "cummax": dim_shift(1, nout=2),
