@@ -26,7 +26,7 @@ NOT_RANDOM = [e for e in ENTRIES if not e.random]
 NOT_OPS = {
     # factories without a tensor input (tests/test_factories.py, tests/test_random.py); their
     # kernels are the entries of rand_like, randn_like, randint_like
-    "rand", "randn", "randint", "randperm",
+    "rand", "randn", "randint", "randperm", "logspace",
     # the random generators and their state
     "Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
     # metadata

@@ -37,6 +37,7 @@ from .ops import activations as _activations, random as _random, methods as _met
 from .ops import nn_ops as _nn_ops  # noqa: F401
 from .ops import linalg_decomp as _linalg_decomp, linalg_functions as _linalg_fns, products as _products  # noqa: F401
 from .ops import nn_conv_extra as _nn_conv_extra  # noqa: F401
+from .ops import special_ops as _special_ops, statistics as _statistics  # noqa: F401
 from .ops.factories import (tensor, as_tensor, from_numpy, empty, zeros, ones, full, empty_like, zeros_like,
                             ones_like, full_like, arange, linspace, eye)
 from .ops.promotion import result_type, broadcast_shapes_fn as broadcast_shapes
@@ -68,7 +69,7 @@ def get_default_device():
 
 
 _LAZY_SUBMODULES = ("nn", "optim", "utils",  # imported on first use: they cost import time
-                    "cuda", "amp", "accelerator", "backends", "distributed", "distributions", "testing", "linalg")
+                    "cuda", "amp", "accelerator", "backends", "distributed", "distributions", "testing", "linalg", "special")
 _LAZY_ATTRS = {"autocast": "amp"}  # tensorplug.autocast is tensorplug.amp.autocast
 
 # what a user sees: the names defined above, the ops' public functions, and the lazy submodules

@@ -30,7 +30,7 @@ from .memory import same_device, copy_, _to_copy
 from .pointwise import (scalar_tensor, scalar_result_dtype, float_dtype, not_implemented, check_binary,
                         check_inplace_shape, check_inplace_binary, check_inplace_float_binary, no_bool, defbinary,
                         defunary, export, export_binary, export_unary, documented, tensor_or_scalar,
-                        attach_operators, reflected, with_inplace, zero)
+                        attach_operators, reflected, with_inplace, zero, wrapped_pair)
 from .promotion import broadcast_shapes, result_type
 
 _FLOATING = _dt.FLOATING
@@ -259,6 +259,9 @@ def div_fn(input, other, *, rounding_mode=None):
         if rounding_mode is None:
             return div(input, other)
         return div_mode(input, other, rounding_mode=rounding_mode)
+    if not isinstance(input, Tensor) and isinstance(input, numbers.Number):  # div(2, 3): two wrapped numbers
+        input, other = wrapped_pair(input, other)
+        return div(input, other) if rounding_mode is None else div_mode(input, other, rounding_mode=rounding_mode)
     if rounding_mode is None:
         return div_scalar(input, other)
     return div_scalar_mode(input, other, rounding_mode=rounding_mode)

@@ -33,7 +33,7 @@ import numbers
 
 import numpy as np
 
-from .. import dtypes as _dt
+from .. import dtypes as _dt, _state
 from ..autograd.formulas import derivative
 from ..backend import backend_of as _backend_of
 from ..dispatch.keys import REGISTRY
@@ -301,14 +301,33 @@ def documented(entry, doc):
     return entry
 
 
+NUMBER_PAIR_OPS = frozenset(("add", "sub", "mul", "floor_divide"))
+"""Ops that take two Python numbers (``div`` too, in its own function), as PyTorch's do."""
+
+
+def wrapped_pair(a, b):
+    """Two Python numbers (``tensorplug.add(2.0, 3.0)``) as wrapped numbers of their result dtype on the
+    default device, as PyTorch wraps them: the op then gives a 0-dim tensor of that dtype."""
+    a, b = python_scalar(a), python_scalar(b)
+    d = result_type(a, b)
+    dev = _state.default_device
+    return scalar_tensor(a, d, dev), scalar_tensor(b, d, dev)
+
+
 def tensor_or_scalar(name, t_entry, s_entry, doc):
-    """``name(input, other, ...)`` where ``other`` is a Tensor or a Python number."""
+    """``name(input, other, ...)`` where ``other`` is a Tensor or a Python number (and for
+    :data:`NUMBER_PAIR_OPS`, ``input`` and ``other`` both Python numbers)."""
+    pairs = name in NUMBER_PAIR_OPS
+
     def fn(input, other, *args, **kwargs):
         if other.__class__ is Tensor or isinstance(other, Tensor):
             if not isinstance(input, Tensor) and isinstance(input, (int, float, bool)):
                 # a Python number first (tensorplug.sub(3, t)): a wrapped number, as in PyTorch
                 input = scalar_tensor(input, result_type(input, other), other._device)
             return t_entry(input, other, *args, **kwargs)
+        if input.__class__ is not Tensor and pairs and not isinstance(input, Tensor) \
+                and isinstance(input, numbers.Number):
+            return t_entry(*wrapped_pair(input, other), *args, **kwargs)
         return s_entry(input, other, *args, **kwargs)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc

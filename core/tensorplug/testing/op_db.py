@@ -34,6 +34,7 @@ discontinuities, and pass float64 gradcheck (tests/test_op_db.py).
 from __future__ import annotations
 
 import math
+import sys as _sys
 
 import numpy as np
 
@@ -3374,3 +3375,6 @@ _add("fill_.expanded", _fill_expanded, lambda a, expanded=False: np.full_like(a,
      error_inputs=_errors(lambda: _err(RuntimeError, _INTERNAL, _t((3, 4)), expanded=True, value_tensor=True)))
 from .op_db_linalg import ALIASES as _LINALG_ALIASES; ALIASES.update(_LINALG_ALIASES)  # noqa: E402,E702
 from . import op_db_nn_conv  # noqa: E402,F401  (the convolution family: conv3d, transposed, fold, interpolate)
+
+from . import op_db_math as _op_db_math  # noqa: E402  (math, special functions and statistics)
+_op_db_math.register(_sys.modules[__name__])

@@ -13,11 +13,12 @@ from .backend import BACKEND
 from . import kernels, elementwise, reductions, indexing, random, getitem, views
 from . import linalg
 from . import conv
+from . import special, statistics
 
 __version__ = "0.2.0"
 TENSORPLUG_API = (1, 0)  # the plugin API this plugin is written for (tensorplug.plugin_api)
 
-KERNEL_MODULES = (kernels, elementwise, reductions, indexing, random, getitem, views, linalg, conv)
+KERNEL_MODULES = (kernels, elementwise, reductions, indexing, random, getitem, views, linalg, conv, special, statistics)
 
 
 def all_kernels():
