@@ -19,7 +19,7 @@ from .. import dtypes as _dt
 from ..autograd.formulas import derivative
 from ..autograd.helpers import sum_to
 from ..tensor import Tensor, _wrap_dim
-from ._common import document, dims_arg as _dims, opmath as _opmath, as_dtype as _as
+from ._common import document, dims_arg as _dims, opmath as _opmath, as_dtype as _as, cj
 from ._lib import defop, attach, public
 from .arithmetic import add_
 from .comparison import where_fn as _where
@@ -119,8 +119,8 @@ def _transposed_layout(t):
 def _(grad, self, other, needs_input_grad):
     sa, sb = self._shape, other._shape
     # 1-D operands as matrices (a row, a column), as the forward treats them
-    a = self if len(sa) > 1 else self.unsqueeze(0)
-    b = other if len(sb) > 1 else other.unsqueeze(-1)
+    a = cj(self if len(sa) > 1 else self.unsqueeze(0))  # complex operands: the adjoint is conjugated
+    b = cj(other if len(sb) > 1 else other.unsqueeze(-1))
     g = grad
     if len(sb) == 1:
         g = g.unsqueeze(-1)
@@ -262,7 +262,7 @@ def _check_addmm(self, mat1, mat2, beta=1, alpha=1):
 
 def _addmm(self, mat1, mat2, beta=1, alpha=1):
     d = self._dtype
-    if not d.is_floating_point:  # integer results truncate the factors, as PyTorch does
+    if d.category < _dt.FLOATING:  # integer results truncate the factors, as PyTorch does
         beta, alpha = int(beta), int(alpha)
     # a zero factor skips its operand entirely, so its NaNs and infs do not leak (as in BLAS)
     if alpha == 0 or mat1._shape[1] == 0:
