@@ -13,6 +13,8 @@ the forward transform is unscaled, the inverse scaled by ``1/n``), ``"ortho"``
 
 from __future__ import annotations
 
+import math
+
 from . import dtypes as _dt
 from .ops.complex_ops import conj_physical
 from .ops.factories import arange, zeros_for
@@ -34,7 +36,7 @@ def _norm_code(norm, forward):
     if norm is None:
         norm = "backward"
     if norm not in _NORMS:
-        raise ValueError(f'Invalid normalization mode: "{norm}"')
+        raise RuntimeError(f'Invalid normalization mode: "{norm}"')
     i = _NORMS.index(norm)
     return i if forward else 2 - i
 
@@ -63,7 +65,8 @@ def _as_complex(input):
 
 def _as_real(input, name):
     if input._dtype.category == _dt.COMPLEX:
-        raise RuntimeError(f"{name} expects a real input tensor, but got {_pt_name(input._dtype)}")
+        what = "real-valued" if name == "rfftn" else "real"  # PyTorch's words differ
+        raise RuntimeError(f"{name} expects a {what} input tensor, but got {_pt_name(input._dtype)}")
     d = _float_of(input)
     return input if input._dtype is d else input.to(d)
 
@@ -86,9 +89,15 @@ def _points(n):
     return n
 
 
+def _wrap_one(input, dim):
+    if not input._shape:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return _wrap_dim(dim, len(input._shape))
+
+
 def _one_dim(input, n, dim):
-    d = _wrap_dim(dim, len(input._shape))
-    return d, (input._shape[d] if n is None else _points(n))
+    d = _wrap_one(input, dim)
+    return d, _points(input._shape[d] if n is None else n)
 
 
 def _nd_params(input, s, dim):
@@ -164,7 +173,7 @@ def rfft(input, n=None, dim=-1, norm=None):
 def irfft(input, n=None, dim=-1, norm=None):
     """The inverse of :func:`rfft`: a real output of ``n`` points (default ``2 * (m - 1)``)."""
     _check_tensor(input, "fft_irfft")
-    d = _wrap_dim(dim, len(input._shape))
+    d = _wrap_one(input, dim)
     n = _points(2 * (input._shape[d] - 1) if n is None else n)
     return _c2r(input, [d], [n], norm, False)
 
@@ -172,7 +181,7 @@ def irfft(input, n=None, dim=-1, norm=None):
 def hfft(input, n=None, dim=-1, norm=None):
     """The transform of a Hermitian-symmetric signal given by its first half: a real output of ``n`` points."""
     _check_tensor(input, "fft_hfft")
-    d = _wrap_dim(dim, len(input._shape))
+    d = _wrap_one(input, dim)
     n = _points(2 * (input._shape[d] - 1) if n is None else n)
     return _c2r(input, [d], [n], norm, True)
 
@@ -240,24 +249,32 @@ def irfft2(input, s=None, dim=(-2, -1), norm=None):
 
 
 # -- frequencies and shifts -----------------------------------------------------------------------------
-def _freq_dtype(dtype):
-    return _dt.get_default_dtype() if dtype is None else dtype
+def _freq_dtype(dtype, name):
+    d = _dt.get_default_dtype() if dtype is None else dtype
+    if d.category < _dt.FLOATING:
+        raise RuntimeError(f"{name} requires a floating point or complex dtype")
+    return d
+
+
+def _scale(out, n, d):
+    # 1 / (n * d): an empty spectrum's scale is inf, as in PyTorch (rfftfreq(0) is [nan])
+    return out * (1.0 / (n * d) if n * d else math.inf)
 
 
 def fftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=False):
     """The sample frequencies of an ``n``-point transform with sample spacing ``d``:
     ``[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d * n)``."""
-    out = arange(n, dtype=_freq_dtype(dtype), device=device)
-    if n > 0:
-        out = roll(out - (n // 2), -(n // 2)) if n > 1 else out
-    out = out * (1.0 / (n * d)) if n else out
+    out = arange(n, dtype=_freq_dtype(dtype, "fftfreq"), device=device)
+    if n > 1:
+        out = roll(out - (n // 2), -(n // 2))
+    out = _scale(out, n, d)
     return out.requires_grad_(True) if requires_grad else out
 
 
 def rfftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=False):
     """The non-negative sample frequencies of an ``n``-point real transform: ``[0, ..., n // 2] / (d * n)``."""
-    out = arange(n // 2 + 1, dtype=_freq_dtype(dtype), device=device)
-    out = out * (1.0 / (n * d)) if n else out
+    out = arange(n // 2 + 1, dtype=_freq_dtype(dtype, "rfftfreq"), device=device)
+    out = _scale(out, n, d)
     return out.requires_grad_(True) if requires_grad else out
 
 

@@ -297,7 +297,7 @@ def _fft_errors(fn_name, real_only=False, complex_input=None):
     makers = [
         lambda: _err(RuntimeError, r"Invalid number of data points \(0\) specified", _t((4,)), n=0),
         lambda: _err(IndexError, _DIM_RANGE, _t((4,)), dim=2),
-        lambda: _err(ValueError, 'Invalid normalization mode: "foo"', _t((4,)), norm="foo"),
+        lambda: _err(RuntimeError, 'Invalid normalization mode: "foo"', _t((4,)), norm="foo"),
         lambda: _err(RuntimeError, "Unsupported dtype Half", _t((4,), tp.float16)),
     ]
     if real_only:
@@ -373,7 +373,7 @@ _add("fft.ifft2", tfft.ifft2, _np_fft(_np_2d(np.fft.ifft2), "complex"), _C2C_DTY
 _add("fft.rfftn", tfft.rfftn, _np_fft(_np_nd(np.fft.rfftn), "complex"), REAL, _fftn_samples(False),
      aten=("_fft_r2c",), error_inputs=_errors(
          lambda: _err(RuntimeError, "rfftn must transform at least one axis", _t((2, 3)), dim=()),
-         lambda: _err(RuntimeError, "rfftn expects a real input tensor, but got ComplexFloat",
+         lambda: _err(RuntimeError, "rfftn expects a real-valued input tensor, but got ComplexFloat",
                       ctensor((2, 3), tp.complex64))))
 _add("fft.rfft2", tfft.rfft2, _np_fft(_np_2d(np.fft.rfft2), "complex"), REAL, _fftn_samples(True),
      aten=("_fft_r2c",))
