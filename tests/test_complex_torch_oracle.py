@@ -99,7 +99,8 @@ def test_printing_matches_pytorch(data, dtype):
 
 
 UNARY = ["neg", "exp", "log", "sqrt", "reciprocal", "sin", "cos", "tan", "tanh", "sinh", "cosh", "sigmoid", "rsqrt",
-         "log1p", "expm1", "log2", "log10", "square", "abs", "angle", "conj", "conj_physical", "asin", "acos", "atan"]
+         "log1p", "expm1", "log2", "log10", "square", "abs", "angle", "conj", "conj_physical", "asin", "acos", "atan",
+         "sgn"]
 
 
 @pytest.mark.parametrize("name", UNARY)
@@ -229,3 +230,33 @@ def test_gradients_of_real_inputs_through_complex_values_match_pytorch(i):
     x, y = values((4,), "float64", seed=3), values((4,), "float64", seed=4)
     for a, b in zip(grads(tp, REAL_LOSSES[i], x, y), grads(torch, REAL_LOSSES[i], x, y)):
         same_values(a, b, rtol=1e-9, atol=1e-10)
+
+
+SCALAR_CASES = [
+    lambda m, z: m.add(z, z, alpha=0.5), lambda m, z: m.sub(z, z * 2, alpha=0.25), lambda m, z: z * 0.1,
+    lambda m, z: z ** -1, lambda m, z: z ** -2, lambda m, z: z ** 0.5, lambda m, z: m.addcmul(z, z, z, value=0.5),
+    lambda m, z: m.addcdiv(z, z, z + 1, value=0.5), lambda m, z: m.lerp(z, z * 2, 0.3),
+    lambda m, z: m.lerp(z, z * 2, z.real.to(z.dtype)), lambda m, z: 1.5 - z, lambda m, z: 2 / z, lambda m, z: 2 ** z,
+    lambda m, z: (1 + 1j) ** z, lambda m, z: z.clone().div_(0.3), lambda m, z: z.clone().mul_(1j),
+    lambda m, z: z + (0.1 + 0.2j), lambda m, z: m.add(z, z, alpha=2 - 1j),
+]
+
+
+@pytest.mark.parametrize("i", range(len(SCALAR_CASES)))
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_python_numbers_and_composites_on_complex_match_pytorch(i, dtype):
+    t, u = pair((3, 2), dtype)
+    same_values(SCALAR_CASES[i](tp, t), SCALAR_CASES[i](torch, u), rtol=2e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("ord", [2, 1, 3, 0.5, float("inf"), -float("inf"), 1.5, 0])
+@pytest.mark.parametrize("kw", [{}, {"dim": 1}, {"dim": 0, "keepdim": True}], ids=str)
+def test_norms_of_complex_tensors_and_their_gradients_match_pytorch(ord, kw):
+    v = values((2, 3), "complex128", seed=7)
+    t, u = tp.tensor(v, requires_grad=True), torch.tensor(v, requires_grad=True)
+    r, s = t.norm(ord, **kw), torch.linalg.vector_norm(u, ord, **kw)
+    same_values(r, s, rtol=1e-10, atol=1e-12)
+    if ord != 0:
+        r.sum().backward()
+        s.sum().backward()
+        same_values(t.grad, u.grad, rtol=1e-10, atol=1e-12)

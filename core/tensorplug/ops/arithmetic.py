@@ -43,7 +43,7 @@ def _check_alpha(a, b, alpha):
     if alpha.__class__ is bool:
         if result is not _dt.bool:
             raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    elif isinstance(alpha, float) and not result.is_floating_point:
+    elif isinstance(alpha, float) and result.category < _FLOATING:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
@@ -356,13 +356,13 @@ def _(grad, self, other, needs_input_grad):
 # -- addcmul, addcdiv, lerp: composites of add, mul, div and sub ----------------------------------
 def _alpha_of(value, result):
     """``value`` as the ``alpha`` of ``add``: integer results truncate a float value, as PyTorch does."""
-    if result.category != _FLOATING and value.__class__ is float:
+    if result.category < _FLOATING and value.__class__ is float:
         return int(value)
     return value
 
 
 def _check_addcdiv(self, tensor1, tensor2, value=1):
-    if tensor1._dtype.category != _FLOATING and tensor2._dtype.category != _FLOATING:
+    if tensor1._dtype.category < _FLOATING and tensor2._dtype.category < _FLOATING:
         raise RuntimeError(
             "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform "
             "a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as "
@@ -423,7 +423,7 @@ addcdiv_ = defop("addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, S
 
 def _check_lerp(self, end, weight):
     d = self._dtype
-    if d.category != _FLOATING:
+    if d.category < _FLOATING:
         raise not_implemented("lerp", d)
     tensors = (end, weight) if isinstance(weight, Tensor) else (end,)
     for name, t in zip(("end", "weight"), tensors):
@@ -455,7 +455,8 @@ def _lerp_scalar_inplace_impl(self, end, weight):
 
 def _lerp_impl(self, end, weight):
     diff = sub(end, self)
-    return where(lt_scalar(weight, 0.5), add(self, mul(weight, diff)), sub(end, mul(diff, rsub_scalar(weight, 1))))
+    w = weight.abs() if weight._dtype.category == _dt.COMPLEX else weight  # complex weights: by magnitude
+    return where(lt_scalar(w, 0.5), add(self, mul(weight, diff)), sub(end, mul(diff, rsub_scalar(weight, 1))))
 
 
 lerp = defop("lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", check=_check_lerp,

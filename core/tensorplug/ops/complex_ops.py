@@ -28,7 +28,7 @@ from .arithmetic import mul, div, mul_scalar
 from .comparison import where, eq_scalar
 from .factories import zeros_like
 from .joining import stack
-from .math_ops import cos, sin
+from .math_ops import abs, cos, sign, sin
 from .pointwise import documented, not_implemented, zero, check_binary
 from .promotion import broadcast_shapes, _pt_name
 from .views import select, expand
@@ -249,6 +249,17 @@ def _polar_impl(abs, angle):
 polar = documented(defop("polar(Tensor abs, Tensor angle) -> Tensor", check=_check_polar, composite=_polar_impl),
                    "The complex tensor ``abs * (cos(angle) + i sin(angle))``.")
 
+def _sgn_impl(self):
+    if self._dtype.category != _COMPLEX:
+        return sign(self)
+    a = abs(self)
+    return where(eq_scalar(a, 0), zero(self), div(self, a))
+
+
+sgn = documented(defop("sgn(Tensor self) -> Tensor", composite=_sgn_impl),
+                 "``z / |z|`` for complex tensors (0 at 0), ``sign`` for real ones.")
+public("sgn", sgn)
+attach("sgn", sgn)
 public("angle", angle)
 attach("angle", angle)
 public("complex", complex)

@@ -360,11 +360,11 @@ outer = document(defop("outer(Tensor self, Tensor vec2) -> Tensor", check=_check
 
 # -- norm -------------------------------------------------------------------------------------
 def _check_vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
-    if not self._dtype.is_floating_point:
+    if self._dtype.category < _dt.FLOATING:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. "
                            f"Got {_pt_name(self._dtype)}")
     if dtype is not None:
-        if not dtype.is_floating_point:
+        if dtype.category < _dt.FLOATING:
             raise RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, but got "
                                f"{_pt_name(dtype)}")
         if promote_types(self._dtype, dtype) is not dtype:
@@ -385,6 +385,8 @@ def _check_vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
 def _vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
     out = self._dtype if dtype is None else dtype
     x = _opmath(_as(self, out))
+    if x._dtype.category == _dt.COMPLEX:  # the norm of the magnitudes, real
+        x, out = x.abs(), out.to_real()
     dims = reduce_dims(x, dim)
     if ord == 2:
         r = _sqrt(_sum(x * x, dims, keepdim))
@@ -423,19 +425,20 @@ def _(grad, self, ord, dim, keepdim, dtype, result):
         for d in dims:
             grad, norm = unsqueeze(grad, d), unsqueeze(norm, d)
     x = self
+    sign = x.sgn if x._dtype.category == _dt.COMPLEX else x.sign  # z / |z| for complex inputs
     if ord == 1:
-        return x.sign() * grad
+        return sign() * grad
     if ord == 2:
         return grad * (x / norm).masked_fill(norm == 0, 0)
     if ord == _INF or ord == -_INF:
         # amax / amin of |x| with the gradient shared by the extremes, NaN counting as one
         a = x.abs()
         mask = (a == norm) | (a != a)
-        return x.sign() * ((grad / _sum(mask, dims, True, dtype=grad._dtype)) * mask)
+        return sign() * ((grad / _sum(mask, dims, True, dtype=grad._dtype)) * mask)
     if ord < 1:
-        scaled = x.sign() * x.abs().pow(ord - 1).masked_fill(x == 0, 0)
+        scaled = sign() * x.abs().pow(ord - 1).masked_fill(x == 0, 0)
         return scaled * grad * norm.pow(1 - ord)
-    scaled = x.sign() * x.abs().pow(ord - 1) if ord < 2 else x * x.abs().pow(ord - 2)
+    scaled = sign() * x.abs().pow(ord - 1) if ord < 2 else x * x.abs().pow(ord - 2)
     return scaled * (grad / norm.pow(ord - 1)).masked_fill(norm == 0, 0)
 
 

@@ -264,7 +264,7 @@ _check_pow_ = no_bool("pow", check_inplace_binary)
 
 
 def _check_negative_int_power(result, exponent):
-    if result.category != _FLOATING and exponent.__class__ is int and exponent < 0:
+    if result.category < _FLOATING and exponent.__class__ is int and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
 
 

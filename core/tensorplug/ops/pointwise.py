@@ -116,7 +116,7 @@ def scalar_result_dtype(dtype, value):
     """Result dtype of a tensor of ``dtype`` combined with the Python number ``value``."""
     c = value.__class__
     if c is float:
-        return dtype if dtype.category == _FLOATING else _dt.get_default_dtype()
+        return dtype if dtype.category >= _FLOATING else _dt.get_default_dtype()
     if c is int:
         return dtype if dtype.category != _BOOL else _dt.int64
     if c is complex:

@@ -78,6 +78,14 @@ def _layouts(dtype, requires_grad, shapes=((3, 4), (5,), ()), low=-2.0, high=2.0
         yield SampleInput(ctensor((2, 3), dtype, seed=9, noncontiguous=True), name="noncontiguous")
 
 
+def _layouts_of():
+    def gen(device, dtype, requires_grad):
+        yield from _layouts(dtype, requires_grad)
+        if dtype.is_complex and not requires_grad:
+            yield SampleInput(tp.tensor([0j, 1j, -3 + 4j], dtype=dtype), name="with_zero")
+    return gen
+
+
 def _unary_samples(low=-2.0, high=2.0, shapes=((3, 4), (5,), ())):
     def gen(device, dtype, requires_grad):
         yield from _layouts(dtype, requires_grad, shapes, low, high)
@@ -140,6 +148,17 @@ def _angle_samples(device, dtype, requires_grad):
 
 
 _add("angle", tp.angle, _angle_ref, REAL_AND_COMPLEX, _angle_samples, aten=("angle",))
+
+
+def _sgn_ref(a):
+    if a.dtype.kind != "c":
+        return np.sign(a)
+    m = np.abs(a)
+    with np.errstate(all="ignore"):
+        return np.where(m == 0, 0, a / np.where(m == 0, 1, m)).astype(a.dtype)
+
+
+_add("sgn", tp.sgn, _sgn_ref, REAL_AND_COMPLEX, _layouts_of(), aten=("abs", "div.Tensor", "sign"))
 
 
 def _pair_samples(device, dtype, requires_grad):
