@@ -230,3 +230,14 @@ def test_backends_without_complex_kernels_fall_back_to_the_cpu(device):
     np.testing.assert_allclose(tfft.fft(d).cpu().numpy(), np.fft.fft(z.numpy()), rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(d.real.cpu().numpy(), z.numpy().real)
     assert d.real.device.type == device
+
+
+def test_save_and_load_of_complex64_and_the_complex128_error(tmp_path):
+    z = crand((2, 3), tp.complex64)
+    tp.save({"z": z, "re": z.real}, tmp_path / "c.pt")
+    back = tp.load(tmp_path / "c.pt")
+    assert back["z"].dtype is tp.complex64
+    np.testing.assert_array_equal(back["z"].numpy(), z.numpy())
+    np.testing.assert_array_equal(back["re"].numpy(), z.numpy().real)
+    with pytest.raises(TypeError, match="the safetensors format has no dtype for tensorplug.complex128"):
+        tp.save(crand((2,)), tmp_path / "d.pt")
