@@ -60,6 +60,8 @@ def test_complex_numbers_need_a_complex_destination():
             call()
     with pytest.raises(RuntimeError, match="value cannot be converted to type float without overflow"):
         tp.ones(2).fill_(1j)
+    with pytest.raises(TypeError, match="must be real number, not complex"):
+        tp.tensor([1, 2j], dtype=tp.float32)
     with pytest.raises(RuntimeError, match="value cannot be converted to type double without overflow"):
         float(tp.tensor(1 + 1j))
     assert complex(tp.tensor(1 + 2j)) == 1 + 2j and tp.tensor([1 + 2j]).tolist() == [1 + 2j]

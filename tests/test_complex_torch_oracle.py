@@ -172,7 +172,7 @@ ERRORS = [
     lambda m, z: m.view_as_complex(m.ones(2, 2, dtype=m.int32)), lambda m, z: m.view_as_complex(m.ones(())),
     lambda m, z: m.complex(m.ones(2, dtype=m.int64), m.ones(2, dtype=m.int64)),
     lambda m, z: m.complex(m.ones(2), m.ones(2, dtype=m.float64)), lambda m, z: m.polar(m.ones(2), m.ones(2).long()),
-    lambda m, z: z.requires_grad_().sum().backward(),
+    lambda m, z: z.requires_grad_().sum().backward(), lambda m, z: m.tensor([1, 2j], dtype=m.float32),
 ]
 
 

@@ -171,6 +171,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     else:
         inferred = _infer_dtype(arr, data)
     d = dtype or inferred
+    if inferred.category == _dt.COMPLEX and d.category != _dt.COMPLEX and not isinstance(data, (np.ndarray,
+                                                                                              np.generic)):
+        raise TypeError("must be real number, not complex")  # Python complex numbers into a real dtype
     if requires_grad and d.category < _dt.FLOATING:
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     if d.category == _dt.INTEGRAL and not isinstance(data, (np.ndarray, np.generic)) and arr.size:
