@@ -256,7 +256,7 @@ def _sgn_impl(self):
     return where(eq_scalar(a, 0), zero(self), div(self, a))
 
 
-sgn = documented(defop("sgn(Tensor self) -> Tensor", composite=_sgn_impl),
+sgn = documented(defop("sgn(Tensor self) -> Tensor", composite=_sgn_impl, tags=POINTWISE),
                  "``z / |z|`` for complex tensors (0 at 0), ``sign`` for real ones.")
 public("sgn", sgn)
 attach("sgn", sgn)

@@ -248,7 +248,7 @@ _add("var.complex", tp.var, _var_ref, COMPLEX, _reduce_samples, aten=("var.corre
 
 
 def _matmul_samples(device, dtype, requires_grad):
-    for i, (sa, sb) in enumerate((((3, 4), (4, 2)), ((4,), (4, 3)), ((2, 3, 4), (4,)))):
+    for i, (sa, sb) in enumerate((((3, 4), (4, 2)), ((4,), (4, 3)), ((2, 3, 4), (4,)), ((1, 2), (2,)))):
         yield SampleInput(ctensor(sa, dtype, seed=i, requires_grad=requires_grad),
                           (ctensor(sb, dtype, seed=20 + i, requires_grad=requires_grad),), name=f"{sa}@{sb}")
 
@@ -401,7 +401,8 @@ _add("fft.rfft2", tfft.rfft2, _np_fft(_np_2d(np.fft.rfft2), "complex"), REAL, _f
 def _c2r_nd_samples(device, dtype, requires_grad):
     rg = requires_grad
     for k, (shape, kw) in enumerate((((3, 4), {}), ((3, 5), {"s": (3, 8)}), ((2, 3, 3), {"dim": (0, 2),
-                                                                                           "norm": "ortho"}))):
+                                                                                           "norm": "ortho"}),
+                                     ((2, 2), {}))):  # small enough for finite differences
         real_shape = list(shape)
         if "s" in kw:
             real_shape[-1] = kw["s"][-1]
