@@ -116,7 +116,7 @@ def test_entries_are_well_formed():
     names = [e.name for e in ENTRIES]
     assert len(names) == len(set(names)), "duplicate entry names"
     for e in ENTRIES:
-        assert e.dtypes and set(e.dtypes) <= set(S.ALL), e.name
+        assert e.dtypes and set(e.dtypes) <= set(S.ALL + S.COMPLEX), e.name
         assert (e.ref is None) == e.random, f"{e.name}: a reference unless random"
         assert callable(e.op) and (e.inplace is None or callable(e.inplace)), e.name
         assert e.name not in DB.ALIASES, f"{e.name} is both an entry and an alias"
@@ -158,11 +158,12 @@ def _assert_matches(actual, expected, info, what):
             continue
         assert a.dtype == e.dtype, f"{what}: dtype {a.dtype}, expected {e.dtype}"
         assert a.shape == e.shape, f"{what}: shape {a.shape}, expected {e.shape}"
-        if S.is_float(e.dtype):
+        if S.is_float(e.dtype) or e.dtype.kind == "c":
             atol, rtol = S.default_tolerance(e.dtype)
             if info is not None and info.atol is not None:
                 atol, rtol = max(atol, info.atol), max(rtol, info.rtol or 0.0)
-            x, y = a.astype(np.float64), e.astype(np.float64)
+            wide = np.complex128 if e.dtype.kind == "c" else np.float64
+            x, y = a.astype(wide), e.astype(wide)
             ok = np.isclose(x, y, atol=atol, rtol=rtol, equal_nan=True)
         else:
             ok = a == e

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ._version import __version__
 
 from .dtypes import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
-                    promote_types, get_default_dtype, set_default_dtype)
+                    complex64, complex128, promote_types, get_default_dtype, set_default_dtype)
 import importlib as _importlib
 import sys as _sys
 
@@ -19,6 +19,7 @@ import numpy as _np
 
 from .dtypes import float16 as half, float32 as float, float64 as double, int64 as long  # noqa: F401
 from .dtypes import int32 as int, int16 as short  # noqa: F401
+from .dtypes import complex64 as cfloat, complex128 as cdouble  # noqa: F401
 from . import _state
 from .device import device
 from .tensor import Tensor
@@ -38,6 +39,7 @@ from .ops import nn_ops as _nn_ops  # noqa: F401
 from .ops import linalg_decomp as _linalg_decomp, linalg_functions as _linalg_fns, products as _products  # noqa: F401
 from .ops import nn_conv_extra as _nn_conv_extra  # noqa: F401
 from .ops import special_ops as _special_ops, statistics as _statistics  # noqa: F401
+from .ops import complex_ops as _complex_ops, fft_ops as _fft_ops  # noqa: F401
 from .ops.factories import (tensor, as_tensor, from_numpy, empty, zeros, ones, full, empty_like, zeros_like,
                             ones_like, full_like, arange, linspace, eye)
 from .ops.promotion import result_type, broadcast_shapes_fn as broadcast_shapes
@@ -69,7 +71,7 @@ def get_default_device():
 
 
 _LAZY_SUBMODULES = ("nn", "optim", "utils",  # imported on first use: they cost import time
-                    "cuda", "amp", "accelerator", "backends", "distributed", "distributions", "testing", "linalg", "special")
+                    "cuda", "amp", "accelerator", "backends", "distributed", "distributions", "testing", "linalg", "special", "fft")
 _LAZY_ATTRS = {"autocast": "amp"}  # tensorplug.autocast is tensorplug.amp.autocast
 
 # what a user sees: the names defined above, the ops' public functions, and the lazy submodules

@@ -102,6 +102,20 @@ class _Formatter:
         return " " * (self.max_width - len(s)) + s
 
 
+class _ComplexFormatter:
+    """Complex values as PyTorch prints them: one formatter for the real parts, one for the imaginary."""
+
+    def __init__(self, values):
+        self.real = _Formatter(values.real, True)
+        self.imag = _Formatter(values.imag, True)
+        self.max_width = self.real.max_width + self.imag.max_width + 1  # + 1 for the "j"
+
+    def format(self, value):
+        re = self.real.format(value.real)
+        im = (self.imag.format(value.imag) + "j").lstrip()
+        return re + im if im[0] in "+-" else re + "+" + im
+
+
 def _shown(t):
     """A host copy of just the elements a summarised print shows (PyTorch's ``get_summarized_data``).
 
@@ -167,7 +181,10 @@ def tensor_str(t, indent):
     if summarize and not _OPTS["edgeitems"]:
         return "[...]"
     shown = _host_values(_shown(t) if summarize else t._host(), t._dtype)
-    fmt = _Formatter(shown, t._dtype.is_floating_point)
+    if t._dtype.is_complex:
+        fmt = _ComplexFormatter(shown)
+    else:
+        fmt = _Formatter(shown, t._dtype.is_floating_point)
     return _nested(shown, tuple(t._shape), indent, summarize, fmt)
 
 
@@ -216,7 +233,7 @@ def tensor_repr(t):
     else:
         if not _OPTS["edgeitems"]:
             suffixes.append(f"size={tuple(t._shape)}")
-        if t._dtype not in (_dt.get_default_dtype(), _dt.int64, _dt.bool):
+        if t._dtype not in (_dt.get_default_dtype(), _dt.get_default_complex_dtype(), _dt.int64, _dt.bool):
             suffixes.append(f"dtype={t._dtype!r}")
         body = tensor_str(t, indent)
     grad_fn = t._grad_fn

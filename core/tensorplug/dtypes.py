@@ -6,11 +6,14 @@ exchange format for all backends. ``ml_dtypes`` is imported on the first use
 of ``bfloat16.np`` (it costs about a second of CPU to import), not by
 ``import tensorplug``.
 
-Promotion follows PyTorch: categories bool < integer < floating; between
+Promotion follows PyTorch: categories bool < integer < floating < complex; between
 operands of one priority class (dimensioned tensors, zero-dim tensors, Python
 scalars) types are promoted with :func:`promote_types`, and a lower class only
 matters when it is of a higher category (so ``int32_tensor + 2.5`` gives the
-default float dtype and ``int64_tensor + 2`` stays int64).
+default float dtype and ``int64_tensor + 2`` stays int64). complex64 and complex128
+pair with float32 and float64 (:func:`to_real`, :func:`to_complex`); a complex operand
+of a lower priority class keeps the precision of a floating higher one
+(``float64_tensor + 1j`` is complex128, ``float32_tensor + complex128_scalar`` complex64).
 """
 
 from __future__ import annotations
@@ -21,17 +24,17 @@ import numpy as np
 
 __all__ = [
     "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16",
-    "bfloat16", "float32", "float64", "promote_types", "get_default_dtype",
+    "bfloat16", "float32", "float64", "complex64", "complex128", "promote_types", "get_default_dtype",
     "set_default_dtype", "register_dtype", "all_dtypes",
 ]
 
-BOOL, INTEGRAL, FLOATING = 0, 1, 2
+BOOL, INTEGRAL, FLOATING, COMPLEX = 0, 1, 2, 3
 
 
 class dtype:
     """An element type: ``tensorplug.float32`` and friends.
 
-    Attributes: ``is_floating_point``, ``is_signed``, ``itemsize`` (bytes) and
+    Attributes: ``is_floating_point``, ``is_complex``, ``is_signed``, ``itemsize`` (bytes) and
     ``np`` (the numpy dtype used for host exchange).
     """
 
@@ -65,7 +68,22 @@ class dtype:
 
     @property
     def is_complex(self):
-        return False
+        return self.category == COMPLEX
+
+    def to_real(self):
+        """The real dtype of a complex one (complex64 -> float32); a real dtype is returned as is."""
+        return _TO_REAL.get(self, self)
+
+    def to_complex(self):
+        """The complex dtype of a floating one (float32 -> complex64); a complex one is returned as is."""
+        if self.category == COMPLEX:
+            return self
+        try:
+            return _TO_COMPLEX[self]
+        except KeyError:
+            if self is float16:  # PyTorch's complex32
+                raise TypeError("Got unsupported ScalarType ComplexHalf") from None
+            raise RuntimeError(f"Unknown Complex ScalarType for {scalar_type_name(self)}") from None
 
     def __repr__(self):
         return f"tensorplug.{self.name}"
@@ -88,11 +106,15 @@ float16 = dtype("float16", np.float16, FLOATING, 1)
 bfloat16 = dtype("bfloat16", None, FLOATING, 1, itemsize=2)  # numpy dtype: _LAZY_NP
 float32 = dtype("float32", np.float32, FLOATING, 3)
 float64 = dtype("float64", np.float64, FLOATING, 4)
+complex64 = dtype("complex64", np.complex64, COMPLEX, 3)
+complex128 = dtype("complex128", np.complex128, COMPLEX, 4)
 
-_BUILTIN = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+_BUILTIN = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
 _BY_NAME = {d.name: d for d in _BUILTIN}
 _BY_NAME.update({"half": float16, "float": float32, "double": float64, "long": int64,
-                 "int": int32, "short": int16})
+                 "int": int32, "short": int16, "cfloat": complex64, "cdouble": complex128})
+_TO_REAL = {complex64: float32, complex128: float64}
+_TO_COMPLEX = {float32: complex64, float64: complex128, bfloat16: complex64}  # bfloat16 has float32's range
 
 
 def _ml_dtypes_bfloat16():
@@ -145,7 +167,8 @@ def from_numpy_dtype(npdt):
             return _BY_NAME[npdt.name]
         raise TypeError(
             f"can't convert np.ndarray of type {npdt}. The only supported types are: "
-            "float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, and bool."
+            "float64, float32, float16, complex64, complex128, bfloat16, int64, int32, int16, int8, uint8, "
+            "and bool."
         ) from None
 
 
@@ -154,7 +177,11 @@ def _promote_uncached(a, b):
         return a
     if a.category != b.category:
         hi, lo = (a, b) if a.category > b.category else (b, a)
+        if hi.category == COMPLEX and lo.category == FLOATING and lo._rank > hi._rank:
+            return complex128  # float64 with complex64
         return hi
+    if a.category == COMPLEX:
+        return a if a._rank > b._rank else b
     if a.category == FLOATING:
         if a._rank == b._rank:  # float16 with bfloat16
             return float32
@@ -187,6 +214,11 @@ def get_default_dtype():
     return _default[0]
 
 
+def get_default_complex_dtype():
+    """The complex dtype of Python complex numbers: complex128 when the default dtype is float64, else complex64."""
+    return complex128 if _default[0] is float64 else complex64
+
+
 def set_default_dtype(d):
     """Set the default floating point dtype: float16, bfloat16, float32 or float64."""
     if not isinstance(d, dtype) or not d.is_floating_point:
@@ -196,10 +228,11 @@ def set_default_dtype(d):
 
 _SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
                       "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-                      "bool": "Bool"}
+                      "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 _C_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
                  "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-                 "uint8": "unsigned char", "bool": "bool"}
+                 "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
+                 "complex128": "c10::complex<double>"}
 
 
 def scalar_type_name(d):

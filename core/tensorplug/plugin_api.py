@@ -44,7 +44,7 @@ from .dispatch.keys import FunctionalityKey, REGISTRY as _REGISTRY
 from .dispatch.library import Library
 from .hookspecs import hookimpl
 from .tensor import Tensor, make_tensor as _make_tensor, make_view as wrap_view, _wrap_dim, _is_contiguous
-from .dtypes import all_dtypes, BOOL, INTEGRAL, FLOATING
+from .dtypes import all_dtypes, BOOL, INTEGRAL, FLOATING, COMPLEX
 from ._warn import warn_user
 from .ops.promotion import binary_dtype, result_type, broadcast_shapes
 from .ops.pointwise import float_dtype
@@ -61,7 +61,7 @@ __all__ = [
     "API_VERSION", "CORE_VERSION", "Backend", "Tensor", "device", "hookimpl", "Library", "FunctionalityKey",
     "fallthrough_kernel", "OpOverload", "include_keys", "exclude_keys", "lookup_op", "backend", "key_set", "normalize_device",
     "wrap", "wrap_view", "tensor_maker", "native", "new_wrapper", "autograd_bit", "key_bit", "functionality_key", "operators", "thread_keys",
-    "all_dtypes", "BOOL", "INTEGRAL", "FLOATING", "binary_dtype", "result_type", "float_dtype", "sum_dtype", "any_dtype", "broadcast_shapes", "matmul_shape",
+    "all_dtypes", "BOOL", "INTEGRAL", "FLOATING", "COMPLEX", "binary_dtype", "result_type", "float_dtype", "sum_dtype", "any_dtype", "broadcast_shapes", "matmul_shape",
     "wrap_dim", "is_contiguous", "index_bounds_error", "index_select_range_error", "check_index_put_shapes",
     "cat_plan", "infer_size", "squeeze_dims", "select_index", "slice_bounds", "view_strides", "view_impl",
     "unsqueeze_impl", "host_rng", "random_bounds", "initial_seed", "set_draw_target_hook", "add_node_scope",

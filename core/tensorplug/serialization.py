@@ -44,9 +44,10 @@ MAX_HEADER_SIZE = 100_000_000  # the reference implementation's limit
 MAX_DIMS = 64  # numpy's limit on an array's dimensions
 
 _CODES = {_dt.bool: "BOOL", _dt.uint8: "U8", _dt.int8: "I8", _dt.int16: "I16", _dt.int32: "I32",
-          _dt.int64: "I64", _dt.float16: "F16", _dt.bfloat16: "BF16", _dt.float32: "F32", _dt.float64: "F64"}
+          _dt.int64: "I64", _dt.float16: "F16", _dt.bfloat16: "BF16", _dt.float32: "F32", _dt.float64: "F64",
+          _dt.complex64: "C64"}  # the format has no complex128
 _DTYPES = {code: d for d, code in _CODES.items()}
-_UNSUPPORTED = {"U16", "U32", "U64", "F8_E4M3", "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64"}
+_UNSUPPORTED = {"U16", "U32", "U64", "F8_E4M3", "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2"}
 _SWAP = sys.byteorder == "big"  # the format is little-endian
 
 
@@ -146,6 +147,8 @@ def save(obj, f):
     header = {"__metadata__": {"format": "pt", STRUCTURE_KEY: structure}}
     offset = 0
     for name, t in items:
+        if t._dtype not in _CODES:
+            raise TypeError(f"save: the safetensors format has no dtype for {t._dtype} (tensor {_brief(name)})")
         nbytes = t.numel() * t._dtype.itemsize
         header[name] = {"dtype": _CODES[t._dtype], "shape": list(t._shape), "data_offsets": [offset, offset + nbytes]}
         offset += nbytes

@@ -159,8 +159,8 @@ class Tensor:
         return self._dtype.is_floating_point
 
     def is_complex(self):
-        """Always False: tensorplug has no complex dtypes."""
-        return False
+        """Whether the dtype is a complex type (complex64 or complex128)."""
+        return self._dtype.category == _dt.COMPLEX
 
     def stride(self, dim=None):
         """Strides in elements (a tuple), or the stride of dimension ``dim``."""
@@ -265,15 +265,24 @@ class Tensor:
         return bool(self.item())
 
     def __index__(self):
-        if self._dtype.is_floating_point or self.numel() != 1:
+        if self._dtype.category >= _dt.FLOATING or self.numel() != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
     def __int__(self):
-        return int(self._scalar())
+        return int(self._real_scalar("int64_t"))
 
     def __float__(self):
-        return float(self._scalar())
+        return float(self._real_scalar("double"))
+
+    def _real_scalar(self, ctype):
+        v = self._scalar()
+        if v.__class__ is complex:
+            raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
+        return v
+
+    def __complex__(self):
+        return complex(self._scalar())
 
     def _scalar(self):
         if self.numel() != 1:

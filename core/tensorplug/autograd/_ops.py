@@ -27,6 +27,21 @@ def randn(shape, dtype, device):
     return OPS["tensorplug::normal_"](zeros(shape, dtype, device), 0.0, 1.0)
 
 
+def real(t):
+    """The real part of a complex ``t`` (the ``real`` op: the gradient of a real input is real)."""
+    return OPS["tensorplug::real"](t)
+
+
+def view_as_real(t):
+    """The ``view_as_real`` op: a complex tensor as real pairs (gradcheck of complex functions)."""
+    return OPS["tensorplug::view_as_real"](t)
+
+
+def view_as_complex(t):
+    """The ``view_as_complex`` op: real pairs as a complex tensor."""
+    return OPS["tensorplug::view_as_complex"](t)
+
+
 def clone(t):
     """``t.clone()`` through the ``clone`` op (so it is recorded when ``t`` requires grad)."""
     return OPS["tensorplug::clone"](t)

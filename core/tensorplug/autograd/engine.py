@@ -12,6 +12,7 @@ import warnings
 from contextlib import ExitStack
 from heapq import heapify, heappop, heappush
 
+from .. import dtypes as _dt
 from ..tensor import Tensor
 from . import _ops
 from .graph import AccumulateGrad, gradient_edge, has_nan, forward_stack, _anomaly, NODE_SCOPES, check_hook_result
@@ -71,6 +72,8 @@ def _validate(node, i, g, meta):
         raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - got "
                            f"{list(g._shape)} but expected shape compatible with {list(shape)}")
     if g._dtype is not dtype or g._device is not device:
+        if g._dtype.category == _dt.COMPLEX and dtype.category != _dt.COMPLEX:  # a real input's gradient is real
+            g = _ops.real(g)
         g = g.to(dtype=dtype, device=device)
     return g
 
@@ -309,7 +312,7 @@ def _make_grads(outputs, grads, create_graph):
         if g is None:
             if t.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if not t.dtype.is_floating_point:
+            if t.dtype.category != _dt.FLOATING:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
                                    f"{t.dtype}")
             g = _ops.full(t.shape, 1, t.dtype, t.device)

@@ -8,6 +8,7 @@ comparisons) need no gradient and carry no history.
 
 from __future__ import annotations
 
+from .. import dtypes as _dt
 from ..dispatch.keys import Autograd
 from .graph import Node, gradient_edge
 from .grad_mode import is_grad_enabled
@@ -47,14 +48,14 @@ def autograd_fallback(op, ks, *args):
     if not any(t._requires_grad for t in tensors) or not is_grad_enabled():
         return out
     outs = out if isinstance(out, (tuple, list)) else (out,)
-    if not any(hasattr(t, "_ks") and t._dtype.is_floating_point for t in outs):
+    if not any(hasattr(t, "_ks") and t._dtype.category >= _dt.FLOATING for t in outs):
         return out
     edges = tuple(gradient_edge(t) if t._requires_grad else (None, 0) for t in tensors)
     meta = tuple((t._shape, t._dtype, t._device) for t in tensors)
     node = NotImplementedBackward(op, edges, meta)
     node.num_outputs = len(outs)
     for i, t in enumerate(outs):
-        if hasattr(t, "_ks") and t._dtype.is_floating_point:
+        if hasattr(t, "_ks") and t._dtype.category >= _dt.FLOATING:
             t._grad_fn = node
             t._output_nr = i
             t._requires_grad = True

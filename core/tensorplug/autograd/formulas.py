@@ -100,7 +100,7 @@ def unpack_output(v, node, output_nr, differentiable):
     a, version = v
     if a._version != version:
         raise _modified_error(a, version, f"output {output_nr} of {node.name()}")
-    if not differentiable or _tls.exclude & _BIT or a._dtype.category != _dt.FLOATING:
+    if not differentiable or _tls.exclude & _BIT or a._dtype.category < _dt.FLOATING:
         return a
     if a.__class__ is Tensor:
         out = _make_tensor(a._data, a._dtype, a._device, a._ks | _BIT)
@@ -352,7 +352,7 @@ def _snapshot(t):
 
 
 def _set_history(t, node, nr):
-    if t._dtype.is_floating_point:
+    if t._dtype.category >= _dt.FLOATING:
         t._grad_fn = node
         t._output_nr = nr
         t._requires_grad = True
@@ -514,7 +514,7 @@ def make_autograd_kernel(info):
     elif schema.returns and schema.returns[0].is_list:
         body.append("    for _i, _t in enumerate(out): _set_history(_t, node, _i)")
     elif schema.returns and 0 not in info.nondiff_outputs:
-        body.append("    if out._dtype.category == _FLOATING:")
+        body.append("    if out._dtype.category >= _FLOATING:")
         # a fresh output has the class default _output_nr 0; the tensor an in-place op returns may not
         body.append("        out._grad_fn = node; out._requires_grad = True; out._ks |= _BIT"
                     + ("; out._output_nr = 0" if info.write_positions else ""))

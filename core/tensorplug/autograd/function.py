@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+from .. import dtypes as _dt
 from ..dispatch.keys import Autograd
 from ..tensor import Tensor
 from . import _ops
@@ -157,7 +158,7 @@ class Function(metaclass=FunctionMeta):
                 continue
             if id(t) in input_ids and id(t) not in ctx._dirty:
                 t = t.detach()  # returning an input unchanged: a new tensor carries the history
-            if id(t) not in ctx._non_differentiable and t._dtype.is_floating_point:
+            if id(t) not in ctx._non_differentiable and t._dtype.category >= _dt.FLOATING:
                 t._grad_fn = node
                 t._output_nr = i
                 t._requires_grad = True

@@ -1,9 +1,15 @@
-"""gradcheck / gradgradcheck: analytical gradients against central finite differences."""
+"""gradcheck / gradgradcheck: analytical gradients against central finite differences.
+
+Complex inputs and outputs are checked as pairs of real numbers (``view_as_real``): a complex
+input is perturbed in its real and imaginary parts, a complex output contributes both parts,
+so the check also covers the convention that gradients of complex tensors follow.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes as _dt
 from ..tensor import Tensor
 
 from . import _ops
@@ -24,7 +30,28 @@ def _diff_inputs(inputs):
 
 
 def _outputs(func, inputs):
-    return [o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor) and o.dtype.is_floating_point]
+    return [_ops.view_as_real(o) if o._dtype.category == _dt.COMPLEX else o for o in _as_tuple(func(*inputs))
+            if isinstance(o, Tensor) and o._dtype.category >= _dt.FLOATING]
+
+
+def _realified(func, inputs):
+    """``(func', inputs')`` with each complex input that requires grad replaced by a real leaf holding its
+    parts (``func'`` views it as complex again before calling ``func``), or ``(func, inputs)`` without one."""
+    spots = [i for i in _diff_inputs(inputs) if inputs[i]._dtype.category == _dt.COMPLEX]
+    if not spots:
+        return func, inputs
+    ins = list(inputs)
+    for i in spots:
+        with no_grad():
+            ins[i] = _ops.view_as_real(inputs[i].detach()).clone()
+        ins[i].requires_grad_(True)
+
+    def real_func(*args):
+        args = list(args)
+        for i in spots:
+            args[i] = _ops.view_as_complex(args[i])
+        return func(*args)
+    return real_func, tuple(ins)
 
 
 def _numerical(func, inputs, idx, eps):
@@ -83,7 +110,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     Raises :class:`GradcheckError` (or returns False with ``raise_exception=False``)
     naming the output, the input and the largest mismatch.
     """
-    inputs = _as_tuple(inputs)
+    func, inputs = _realified(func, _as_tuple(inputs))
     diff_idx = _diff_inputs(inputs)
     if not diff_idx:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of them have "

@@ -15,6 +15,7 @@ import weakref
 
 import numpy as np
 
+from .. import dtypes as _dt
 from ..dispatch.keys import Autograd
 from ..ops.promotion import _pt_name
 from ..tensor import make_tensor
@@ -213,7 +214,7 @@ def leaf_edge(t):
 
 
 def has_nan(t):
-    if not t._dtype.is_floating_point:
+    if t._dtype.category < _dt.FLOATING:  # neither floating nor complex
         return False
     return bool(np.isnan(t._host().astype(np.float64)).any())
 

@@ -103,6 +103,8 @@ def _scalar_of(op, arg, value, typ):
             return int(value)
         if isinstance(value, numbers.Real):
             return float(value)
+        if isinstance(value, numbers.Complex):
+            return complex(value)
         _fail(op, arg, value, "Number")
     if typ == "str":
         if isinstance(value, str):

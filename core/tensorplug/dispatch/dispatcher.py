@@ -599,7 +599,7 @@ _TYPE_SETS = {
     "SymInt": (int,),
     "float": (float, int),
     "bool": (bool,),
-    "Scalar": (int, float, bool),
+    "Scalar": (int, float, bool, complex),
     "str": (str,),
 }
 

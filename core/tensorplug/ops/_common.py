@@ -6,6 +6,7 @@ It imports no op module but :mod:`.memory`, so any op module may import it.
 from __future__ import annotations
 
 from .. import dtypes as _dt
+from ..dispatch.dispatcher import OPS as _OPS
 from .memory import _to_copy
 
 _F16, _BF16, _F32 = _dt.float16, _dt.bfloat16, _dt.float32
@@ -42,3 +43,14 @@ def opmath(x):
 def as_dtype(x, dtype):
     """``x`` in ``dtype`` (itself when it has it already)."""
     return x if x._dtype is dtype else _to_copy(x, dtype=dtype)
+
+
+_COMPLEX = _dt.COMPLEX
+
+
+def cj(t):
+    """``conj(t)`` for a complex ``t``, else ``t`` itself: what a holomorphic op's backward formula multiplies
+    by (PyTorch's convention passes ``grad * conj(f'(z))`` back). Real tensors pay one comparison."""
+    if t._dtype.category == _COMPLEX:
+        return _OPS["tensorplug::conj_physical"](t)  # defined in complex_ops, a module above this one
+    return t

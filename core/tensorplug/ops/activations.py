@@ -46,9 +46,15 @@ def _float_only(kernel_name):
 
 
 # -- relu, threshold_backward --------------------------------------------------------------------
+def _refuse_complex_clamp(self):
+    if self._dtype.category == _dt.COMPLEX:  # PyTorch's relu and hardtanh are clamps
+        raise NotImplementedError("clamp is not supported for complex types")
+
+
 def _check_relu(self):
     if self._dtype is _dt.bool:
         raise RuntimeError("Boolean inputs not supported for relu")
+    _refuse_complex_clamp(self)
 
 
 def _relu(self):
@@ -201,6 +207,7 @@ def _check_hardtanh(self, min_val=-1, max_val=1):
     d = self._dtype
     if d is _dt.bool:
         raise RuntimeError("Bool inputs not supported for hardtanh")
+    _refuse_complex_clamp(self)
     if d is _dt.uint8 and (int(min_val) < 0 or int(max_val) < 0):
         raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
 

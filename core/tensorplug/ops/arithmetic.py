@@ -23,6 +23,7 @@ from .. import dtypes as _dt
 from ..autograd.formulas import derivative
 from ..autograd.helpers import sum_to
 from ..tensor import Tensor
+from ._common import cj
 from ._lib import POINTWISE, defop, attach
 from .comparison import where, eq, lt, gt, lt_scalar
 from .factories import zeros
@@ -30,7 +31,7 @@ from .memory import same_device, copy_, _to_copy
 from .pointwise import (scalar_tensor, scalar_result_dtype, float_dtype, not_implemented, check_binary,
                         check_inplace_shape, check_inplace_binary, check_inplace_float_binary, no_bool, defbinary,
                         defunary, export, export_binary, export_unary, documented, tensor_or_scalar,
-                        attach_operators, reflected, with_inplace, zero, wrapped_pair)
+                        attach_operators, reflected, with_inplace, zero, wrapped_pair, refuse_complex)
 from .promotion import broadcast_shapes, result_type
 
 _FLOATING = _dt.FLOATING
@@ -42,7 +43,7 @@ def _check_alpha(a, b, alpha):
     if alpha.__class__ is bool:
         if result is not _dt.bool:
             raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    elif isinstance(alpha, float) and not result.is_floating_point:
+    elif isinstance(alpha, float) and result.category < _FLOATING:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
@@ -101,8 +102,8 @@ def _check_rounding_mode(a, b, rounding_mode):
                            f"'{rounding_mode}'")
     if rounding_mode is not None:
         d = result_type(a, b)
-        if d is _dt.bool:
-            raise not_implemented(f"div_{rounding_mode}", d)
+        if d is _dt.bool or d.category == _dt.COMPLEX:
+            raise not_implemented(f"div_{rounding_mode}" + ("_cpu" if d is not _dt.bool else ""), d)
 
 
 def check_div_mode(a, b, rounding_mode=None):
@@ -202,8 +203,8 @@ mul, mul_scalar, mul_, mul_scalar_ = defbinary("mul", check_binary, check_inplac
 
 @with_inplace("mul.Tensor", uses={"self": ("other",), "other": ("self",)})
 def _(grad, self, other, self_shape, other_shape, needs_input_grad):
-    return (sum_to(mul(grad, other), self_shape) if needs_input_grad[0] else None,
-            sum_to(mul(grad, self), other_shape) if needs_input_grad[1] else None)
+    return (sum_to(mul(grad, cj(other)), self_shape) if needs_input_grad[0] else None,
+            sum_to(mul(grad, cj(self)), other_shape) if needs_input_grad[1] else None)
 
 
 # -- div, floor_divide, remainder, fmod -----------------------------------------------------
@@ -212,9 +213,11 @@ div, div_scalar, div_, div_scalar_ = defbinary("div", check_binary, check_inplac
 div_mode, div_scalar_mode, div_mode_, div_scalar_mode_ = defbinary(
     "div", check_div_mode, check_inplace_div_mode, ", *, str? rounding_mode", "Tensor_mode", "Scalar_mode")
 remainder, remainder_scalar, remainder_, remainder_scalar_ = defbinary(
-    "remainder", no_bool("remainder", check_binary), no_bool("remainder", check_inplace_binary))
+    "remainder", refuse_complex("remainder_cpu", no_bool("remainder", check_binary)),
+    refuse_complex("remainder_cpu", no_bool("remainder", check_inplace_binary)))
 fmod, fmod_scalar, fmod_, fmod_scalar_ = defbinary(
-    "fmod", no_bool("fmod", check_binary), no_bool("fmod", check_inplace_binary))
+    "fmod", refuse_complex("fmod_cpu", no_bool("fmod", check_binary)),
+    refuse_complex("fmod_cpu", no_bool("fmod", check_inplace_binary)))
 
 
 def _remainder_scalar_tensor(self, other):
@@ -289,9 +292,9 @@ def remainder_fn(input, other):
 
 
 def _div_grads(grad, self, other, needs):
-    g = div(grad, other)
+    g = div(grad, cj(other))
     gs = sum_to(g, self._shape) if needs[0] else None
-    go = neg(sum_to(mul(g, div(self, other)), other._shape)) if needs[1] else None
+    go = neg(sum_to(mul(g, cj(div(self, other))), other._shape)) if needs[1] else None
     return gs, go
 
 
@@ -329,8 +332,10 @@ def _(grad, self, other, needs_input_grad):
 
 
 # -- maximum, minimum -----------------------------------------------------------------------
-maximum = defop("maximum(Tensor self, Tensor other) -> Tensor", check=check_binary, tags=POINTWISE)
-minimum = defop("minimum(Tensor self, Tensor other) -> Tensor", check=check_binary, tags=POINTWISE)
+maximum = defop("maximum(Tensor self, Tensor other) -> Tensor", tags=POINTWISE, check=refuse_complex(
+    lambda d: RuntimeError("maximum not implemented for complex tensors."), check_binary))
+minimum = defop("minimum(Tensor self, Tensor other) -> Tensor", tags=POINTWISE, check=refuse_complex(
+    lambda d: RuntimeError("minimum not implemented for complex tensors."), check_binary))
 
 
 def _minmax_grads(grad, self, other, needs, loses):
@@ -354,13 +359,13 @@ def _(grad, self, other, needs_input_grad):
 # -- addcmul, addcdiv, lerp: composites of add, mul, div and sub ----------------------------------
 def _alpha_of(value, result):
     """``value`` as the ``alpha`` of ``add``: integer results truncate a float value, as PyTorch does."""
-    if result.category != _FLOATING and value.__class__ is float:
+    if result.category < _FLOATING and value.__class__ is float:
         return int(value)
     return value
 
 
 def _check_addcdiv(self, tensor1, tensor2, value=1):
-    if tensor1._dtype.category != _FLOATING and tensor2._dtype.category != _FLOATING:
+    if tensor1._dtype.category < _FLOATING and tensor2._dtype.category < _FLOATING:
         raise RuntimeError(
             "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform "
             "a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as "
@@ -421,7 +426,7 @@ addcdiv_ = defop("addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, S
 
 def _check_lerp(self, end, weight):
     d = self._dtype
-    if d.category != _FLOATING:
+    if d.category < _FLOATING:
         raise not_implemented("lerp", d)
     tensors = (end, weight) if isinstance(weight, Tensor) else (end,)
     for name, t in zip(("end", "weight"), tensors):
@@ -453,7 +458,8 @@ def _lerp_scalar_inplace_impl(self, end, weight):
 
 def _lerp_impl(self, end, weight):
     diff = sub(end, self)
-    return where(lt_scalar(weight, 0.5), add(self, mul(weight, diff)), sub(end, mul(diff, rsub_scalar(weight, 1))))
+    w = weight.abs() if weight._dtype.category == _dt.COMPLEX else weight  # complex weights: by magnitude
+    return where(lt_scalar(w, 0.5), add(self, mul(weight, diff)), sub(end, mul(diff, rsub_scalar(weight, 1))))
 
 
 lerp = defop("lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", check=_check_lerp,

@@ -28,7 +28,7 @@ from ._lib import POINTWISE, defop, public, attach
 from .factories import zeros, ones
 from .memory import same_device, _to_copy
 from .pointwise import (scalar_tensor, wrap_for, not_implemented, check_binary, check_inplace_shape,
-                        check_inplace_binary, integral_only, unsupported, defbinary, defunary, is_tensor, export,
+                        check_inplace_binary, integral_only, unsupported, refuse_complex, defbinary, defunary, is_tensor, export,
                         export_binary, export_unary, documented, attach_operators, with_inplace, zero)
 from .promotion import broadcast_shapes, result_type, check_can_cast, _pt_name
 
@@ -39,10 +39,11 @@ _INF = math.inf
 # -- comparisons ----------------------------------------------------------------------------
 eq, eq_scalar = defbinary("eq", check_binary)
 ne, ne_scalar = defbinary("ne", check_binary)
-lt, lt_scalar = defbinary("lt", check_binary)
-le, le_scalar = defbinary("le", check_binary)
-gt, gt_scalar = defbinary("gt", check_binary)
-ge, ge_scalar = defbinary("ge", check_binary)
+# complex numbers have no order: PyTorch's kernels refuse them
+lt, lt_scalar = defbinary("lt", refuse_complex("lt_cpu", check_binary))
+le, le_scalar = defbinary("le", refuse_complex("le_cpu", check_binary))
+gt, gt_scalar = defbinary("gt", refuse_complex("gt_cpu", check_binary))
+ge, ge_scalar = defbinary("ge", refuse_complex("ge_cpu", check_binary))
 
 
 # -- logical and bitwise ----------------------------------------------------------------------
@@ -179,7 +180,12 @@ def _check_bounds_given(min, max):
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
 
 
+def _clamp_complex(d):
+    return NotImplementedError("clamp is not supported for complex types")
+
+
 def _check_clamp_result(*operands):
+    refuse_complex(_clamp_complex)(*operands)
     d = result_type(*[v for v in operands if v is not None])
     if d is _dt.bool:
         raise not_implemented("clamp", d)

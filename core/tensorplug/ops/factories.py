@@ -30,7 +30,7 @@ def _dev(device):
 
 def _finish(t, requires_grad):
     if requires_grad:
-        if not t._dtype.is_floating_point:
+        if t._dtype.category < _dt.FLOATING:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t.requires_grad_(True)
     return t
@@ -59,6 +59,8 @@ def _infer_dtype(arr, data):
         if isinstance(data, (list, tuple)) and _has_float64_scalar(data):
             return _dt.float64
         return _dt.get_default_dtype()
+    if k == "c" and arr.dtype == np.complex128:
+        return _dt.get_default_complex_dtype()  # Python complex numbers
     return _dt.from_numpy_dtype(arr.dtype)
 
 
@@ -169,7 +171,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     else:
         inferred = _infer_dtype(arr, data)
     d = dtype or inferred
-    if requires_grad and not d.is_floating_point:
+    if inferred.category == _dt.COMPLEX and d.category != _dt.COMPLEX and not isinstance(data, (np.ndarray,
+                                                                                              np.generic)):
+        raise TypeError("must be real number, not complex")  # Python complex numbers into a real dtype
+    if requires_grad and d.category < _dt.FLOATING:
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     if d.category == _dt.INTEGRAL and not isinstance(data, (np.ndarray, np.generic)) and arr.size:
         _check_integers_fit(arr, d)
@@ -369,6 +374,8 @@ def arange(start=None, end=None, step=1, *, dtype=None, device=None, requires_gr
     d = dtype or (_dt.get_default_dtype() if floaty else _dt.int64)
     if d is _dt.bool:
         raise NotImplementedError("\"arange\" not implemented for 'Bool'")
+    if d.category == _dt.COMPLEX:
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{_dt.scalar_type_name(d)}'")
     if d.is_floating_point:
         n = math.ceil((end - start) / step)
         if n > _INT64_MAX:
@@ -421,11 +428,12 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     steps = int(steps)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    d = dtype or _dt.get_default_dtype()
     start, end = _num(start), _num(end)
+    d = dtype or (_dt.get_default_complex_dtype() if complex in (start.__class__, end.__class__)
+                  else _dt.get_default_dtype())
     # PyTorch's formula: integer types step in double from truncated ends, float types compute in
     # their own precision, and the first half counts up from start, the second down from end
-    if d.is_floating_point:
+    if d.category >= _dt.FLOATING:
         work = d.np
         lo, hi = np.asarray(start, dtype=work), np.asarray(end, dtype=work)
     else:
@@ -437,7 +445,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
         step = (hi - lo) / np.asarray(steps - 1, dtype=work)
         i = np.arange(steps)
         arr = np.where(i < steps // 2, lo + step * i.astype(work), hi - step * (steps - 1 - i).astype(work))
-    if not d.is_floating_point:
+    if d.category < _dt.FLOATING:
         arr = np.trunc(arr)
     return _finish(from_host(np.ascontiguousarray(arr), d, device), requires_grad)
 

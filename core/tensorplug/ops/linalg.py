@@ -19,7 +19,7 @@ from .. import dtypes as _dt
 from ..autograd.formulas import derivative
 from ..autograd.helpers import sum_to
 from ..tensor import Tensor, _wrap_dim
-from ._common import document, dims_arg as _dims, opmath as _opmath, as_dtype as _as
+from ._common import document, dims_arg as _dims, opmath as _opmath, as_dtype as _as, cj
 from ._lib import defop, attach, public
 from .arithmetic import add_
 from .comparison import where_fn as _where
@@ -119,8 +119,8 @@ def _transposed_layout(t):
 def _(grad, self, other, needs_input_grad):
     sa, sb = self._shape, other._shape
     # 1-D operands as matrices (a row, a column), as the forward treats them
-    a = self if len(sa) > 1 else self.unsqueeze(0)
-    b = other if len(sb) > 1 else other.unsqueeze(-1)
+    a = cj(self if len(sa) > 1 else self.unsqueeze(0))  # complex operands: the adjoint is conjugated
+    b = cj(other if len(sb) > 1 else other.unsqueeze(-1))
     g = grad
     if len(sb) == 1:
         g = g.unsqueeze(-1)
@@ -262,7 +262,7 @@ def _check_addmm(self, mat1, mat2, beta=1, alpha=1):
 
 def _addmm(self, mat1, mat2, beta=1, alpha=1):
     d = self._dtype
-    if not d.is_floating_point:  # integer results truncate the factors, as PyTorch does
+    if d.category < _dt.FLOATING:  # integer results truncate the factors, as PyTorch does
         beta, alpha = int(beta), int(alpha)
     # a zero factor skips its operand entirely, so its NaNs and infs do not leak (as in BLAS)
     if alpha == 0 or mat1._shape[1] == 0:
@@ -360,11 +360,11 @@ outer = document(defop("outer(Tensor self, Tensor vec2) -> Tensor", check=_check
 
 # -- norm -------------------------------------------------------------------------------------
 def _check_vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
-    if not self._dtype.is_floating_point:
+    if self._dtype.category < _dt.FLOATING:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. "
                            f"Got {_pt_name(self._dtype)}")
     if dtype is not None:
-        if not dtype.is_floating_point:
+        if dtype.category < _dt.FLOATING:
             raise RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, but got "
                                f"{_pt_name(dtype)}")
         if promote_types(self._dtype, dtype) is not dtype:
@@ -385,6 +385,8 @@ def _check_vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
 def _vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
     out = self._dtype if dtype is None else dtype
     x = _opmath(_as(self, out))
+    if x._dtype.category == _dt.COMPLEX:  # the norm of the magnitudes, real
+        x, out = x.abs(), out.to_real()
     dims = reduce_dims(x, dim)
     if ord == 2:
         r = _sqrt(_sum(x * x, dims, keepdim))
@@ -423,19 +425,20 @@ def _(grad, self, ord, dim, keepdim, dtype, result):
         for d in dims:
             grad, norm = unsqueeze(grad, d), unsqueeze(norm, d)
     x = self
+    sign = x.sgn if x._dtype.category == _dt.COMPLEX else x.sign  # z / |z| for complex inputs
     if ord == 1:
-        return x.sign() * grad
+        return sign() * grad
     if ord == 2:
         return grad * (x / norm).masked_fill(norm == 0, 0)
     if ord == _INF or ord == -_INF:
         # amax / amin of |x| with the gradient shared by the extremes, NaN counting as one
         a = x.abs()
         mask = (a == norm) | (a != a)
-        return x.sign() * ((grad / _sum(mask, dims, True, dtype=grad._dtype)) * mask)
+        return sign() * ((grad / _sum(mask, dims, True, dtype=grad._dtype)) * mask)
     if ord < 1:
-        scaled = x.sign() * x.abs().pow(ord - 1).masked_fill(x == 0, 0)
+        scaled = sign() * x.abs().pow(ord - 1).masked_fill(x == 0, 0)
         return scaled * grad * norm.pow(1 - ord)
-    scaled = x.sign() * x.abs().pow(ord - 1) if ord < 2 else x * x.abs().pow(ord - 2)
+    scaled = sign() * x.abs().pow(ord - 1) if ord < 2 else x * x.abs().pow(ord - 2)
     return scaled * (grad / norm.pow(ord - 1)).masked_fill(norm == 0, 0)
 
 

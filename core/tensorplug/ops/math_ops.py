@@ -22,14 +22,14 @@ from .. import dtypes as _dt
 from ..autograd.formulas import derivative
 from ..autograd.helpers import sum_to
 from ..tensor import Tensor
-from ._common import document as _document, opmath as _opmath, as_dtype as _as
+from ._common import document as _document, opmath as _opmath, as_dtype as _as, cj
 from ._lib import POINTWISE, defop, public, attach
 from .arithmetic import neg, add, add_scalar, sub_scalar, mul, mul_scalar, div, rsub_scalar, maximum
 from .comparison import where, where_fn as _where, eq_scalar, ge_scalar, logical_and
 from .pointwise import (scalar_tensor, scalar_result_dtype, not_implemented, check_binary, check_inplace_binary,
                         check_inplace_float_binary, no_bool, defunary, check_float_inplace, unsupported, export,
                         export_unary, documented, tensor_or_scalar, attach_operators, reflected, with_inplace,
-                        zero, zero_grad)
+                        zero, zero_grad, refuse_complex)
 from .promotion import check_can_cast, result_type
 
 _FLOATING = _dt.FLOATING
@@ -63,95 +63,95 @@ sinh, sinh_ = defunary("sinh", None, check_float_inplace)
 cosh, cosh_ = defunary("cosh", None, check_float_inplace)
 tanh, tanh_ = defunary("tanh", None, check_float_inplace)
 sigmoid, sigmoid_ = defunary("sigmoid", None, check_float_inplace)
-erf, erf_ = defunary("erf", None, check_float_inplace)
+erf, erf_ = defunary("erf", refuse_complex("erf_vml_cpu"), refuse_complex("erf_vml_cpu", check_float_inplace))
 reciprocal, reciprocal_ = defunary("reciprocal", None, check_float_inplace)
 
 
 # formulas that read ``result`` spare the in-place forms a copy of self
 @with_inplace("exp")
 def _(grad, result):
-    return mul(grad, result)
+    return mul(grad, cj(result))
 
 
 @with_inplace("exp2")
 def _(grad, result):
-    return mul_scalar(mul(grad, result), _LN2)
+    return mul_scalar(mul(grad, cj(result)), _LN2)
 
 
 @with_inplace("expm1")
 def _(grad, result):
-    return mul(grad, add_scalar(result, 1))
+    return mul(grad, cj(add_scalar(result, 1)))
 
 
 @with_inplace("log")
 def _(grad, self):
-    return div(grad, self)
+    return div(grad, cj(self))
 
 
 @with_inplace("log2")
 def _(grad, self):
-    return div(grad, mul_scalar(self, _LN2))
+    return div(grad, cj(mul_scalar(self, _LN2)))
 
 
 @with_inplace("log10")
 def _(grad, self):
-    return div(grad, mul_scalar(self, _LN10))
+    return div(grad, cj(mul_scalar(self, _LN10)))
 
 
 @with_inplace("log1p")
 def _(grad, self):
-    return div(grad, add_scalar(self, 1))
+    return div(grad, cj(add_scalar(self, 1)))
 
 
 @with_inplace("sqrt")
 def _(grad, result):
-    return div(grad, mul_scalar(result, 2))  # inf at 0, as in PyTorch
+    return div(grad, cj(mul_scalar(result, 2)))  # inf at 0, as in PyTorch
 
 
 @with_inplace("rsqrt")
 def _(grad, result):
     # -0.5 * result ** 3: two multiplies cost less than a general power
-    return mul(mul_scalar(grad, -0.5), mul(mul(result, result), result))
+    return mul(mul_scalar(grad, -0.5), cj(mul(mul(result, result), result)))
 
 
 @with_inplace("sin")
 def _(grad, self):
-    return mul(grad, cos(self))
+    return mul(grad, cj(cos(self)))
 
 
 @with_inplace("cos")
 def _(grad, self):
-    return neg(mul(grad, sin(self)))
+    return neg(mul(grad, cj(sin(self))))
 
 
 @with_inplace("tan")
 def _(grad, result):
-    return mul(grad, add_scalar(mul(result, result), 1))
+    return mul(grad, cj(add_scalar(mul(result, result), 1)))
 
 
 @with_inplace("asin")
 def _(grad, self):
-    return mul(grad, rsqrt(rsub_scalar(mul(self, self), 1)))
+    return mul(grad, cj(rsqrt(rsub_scalar(mul(self, self), 1))))
 
 
 @with_inplace("acos")
 def _(grad, self):
-    return neg(mul(grad, rsqrt(rsub_scalar(mul(self, self), 1))))
+    return neg(mul(grad, cj(rsqrt(rsub_scalar(mul(self, self), 1)))))
 
 
 @with_inplace("atan")
 def _(grad, self):
-    return div(grad, add_scalar(mul(self, self), 1))
+    return div(grad, cj(add_scalar(mul(self, self), 1)))
 
 
 @with_inplace("sinh")
 def _(grad, self):
-    return mul(grad, cosh(self))
+    return mul(grad, cj(cosh(self)))
 
 
 @with_inplace("cosh")
 def _(grad, self):
-    return mul(grad, sinh(self))
+    return mul(grad, cj(sinh(self)))
 
 
 # tanh and sigmoid backward are ops of their own, as in PyTorch: a composite every backend gets,
@@ -185,12 +185,12 @@ def _(grad, grad_output, output, needs_input_grad):
 
 @with_inplace("tanh")
 def _(grad, result):
-    return tanh_backward(grad, result)
+    return tanh_backward(grad, cj(result))
 
 
 @with_inplace("sigmoid")
 def _(grad, result):
-    return sigmoid_backward(grad, result)
+    return sigmoid_backward(grad, cj(result))
 
 
 @with_inplace("erf")
@@ -201,25 +201,37 @@ def _(grad, self):
 
 @with_inplace("reciprocal")
 def _(grad, result):
-    return neg(mul(mul(grad, result), result))
+    return neg(mul(grad, cj(mul(result, result))))
 
 
 # -- abs, sign and rounding: dtype-preserving -------------------------------------------------------
-abs, abs_ = defunary("abs", unsupported("abs", _BOOL), inplace_tags=())  # PyTorch's abs_ has no pointwise tag
-sign, sign_ = defunary("sign")
-floor, floor_ = defunary("floor", unsupported("floor", _BOOL))
-ceil, ceil_ = defunary("ceil", unsupported("ceil", _BOOL))
-round, round_ = defunary("round", unsupported("round", _BOOL))
-trunc, trunc_ = defunary("trunc", unsupported("trunc", _BOOL))
-frac, frac_ = defunary("frac", unsupported("frac", _BOOL, _INTEGRAL))
+def _no_complex_rounding(name):
+    return refuse_complex(lambda d: NotImplementedError(f"{name} is not supported for complex inputs"),
+                          unsupported(name, _BOOL))
+
+
+# abs of a complex tensor is real: its in-place form cannot hold it
+abs, abs_ = defunary("abs", unsupported("abs", _BOOL), refuse_complex(
+    lambda d: RuntimeError("In-place abs is not supported for complex tensors."), unsupported("abs", _BOOL)),
+    inplace_tags=())  # PyTorch's abs_ has no pointwise tag
+sign, sign_ = defunary("sign", refuse_complex(lambda d: NotImplementedError(
+    "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead.")))
+floor, floor_ = defunary("floor", _no_complex_rounding("floor"))
+ceil, ceil_ = defunary("ceil", _no_complex_rounding("ceil"))
+round, round_ = defunary("round", refuse_complex("round_vml_cpu", unsupported("round", _BOOL)))
+trunc, trunc_ = defunary("trunc", _no_complex_rounding("trunc"))
+frac, frac_ = defunary("frac", refuse_complex("frac_cpu", unsupported("frac", _BOOL, _INTEGRAL)))
 round_decimals = defop("round.decimals(Tensor self, *, int decimals) -> Tensor",
-                       check=unsupported("round", _BOOL, _INTEGRAL), tags=POINTWISE)
+                       check=refuse_complex("round_cpu", unsupported("round", _BOOL, _INTEGRAL)), tags=POINTWISE)
 round_decimals_ = defop("round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)",
-                        check=unsupported("round", _BOOL, _INTEGRAL), tags=POINTWISE)
+                        check=refuse_complex("round_cpu", unsupported("round", _BOOL, _INTEGRAL)), tags=POINTWISE)
 
 
 @with_inplace("abs")
 def _(grad, self):
+    if self._dtype.category == _dt.COMPLEX:
+        a = abs(self)
+        return mul(grad, where(eq_scalar(a, 0), zero(self), div(self, a)))  # sgn(z): z / |z|, 0 at 0
     return mul(grad, sign(self))  # 0 at 0, as in PyTorch
 
 
@@ -252,7 +264,7 @@ _check_pow_ = no_bool("pow", check_inplace_binary)
 
 
 def _check_negative_int_power(result, exponent):
-    if result.category != _FLOATING and exponent.__class__ is int and exponent < 0:
+    if result.category < _FLOATING and exponent.__class__ is int and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
 
 
@@ -331,21 +343,24 @@ def _(grad, self, exponent, needs_input_grad):
         # here, 0 in PyTorch).
         power = where(eq_scalar(exponent, 0), scalar_tensor(1, exponent._dtype, exponent._device),
                       sub_scalar(exponent, 1))
-        gs = sum_to(mul(mul(grad, exponent), pow(self, power)), self._shape)
+        gs = sum_to(mul(grad, cj(mul(exponent, pow(self, power)))), self._shape)
     if needs_input_grad[1]:
         # result * log(self), but 0 where self == 0 and exponent >= 0 (PyTorch's
         # pow_backward_exponent); the power is recomputed rather than saved, so that
         # x ** 2 does not keep its result (and in-place changes to it stay legal)
         base = self if self._dtype is grad._dtype else self.to(grad._dtype)
-        zero_base = logical_and(eq_scalar(base, 0), ge_scalar(exponent, 0))
-        ge = sum_to(mul(grad, where(zero_base, zero(grad), mul(pow(base, exponent), log(base)))),
+        zero_base = logical_and(eq_scalar(base, 0), ge_scalar(
+            exponent.real if exponent._dtype.category == _dt.COMPLEX else exponent, 0))
+        ge = sum_to(mul(grad, where(zero_base, zero(grad), cj(mul(pow(base, exponent), log(base))))),
                     exponent._shape)
     return gs, ge
 
 
 # -- atan2 ----------------------------------------------------------------------------------------
-atan2 = defop("atan2(Tensor self, Tensor other) -> Tensor", check=check_binary, tags=POINTWISE)
-atan2_ = defop("atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)", check=check_inplace_float_binary, tags=POINTWISE)
+atan2 = defop("atan2(Tensor self, Tensor other) -> Tensor", check=refuse_complex("atan2_cpu", check_binary),
+              tags=POINTWISE)
+atan2_ = defop("atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+               check=refuse_complex("atan2_cpu", check_inplace_float_binary), tags=POINTWISE)
 
 
 @with_inplace("atan2")

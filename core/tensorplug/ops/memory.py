@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import dtypes as _dt
 from ._lib import POINTWISE, defop
 from .promotion import broadcast_shapes, scalar_dtype
 from ..backend import backend_for, canonical_device
@@ -40,7 +41,12 @@ def _check_copy(self, src, non_blocking=False):
 
 
 copy_ = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", check=_check_copy)
-fill_ = defop("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)")
+def _check_fill(self, value):
+    if value.__class__ is complex and self._dtype.category != _dt.COMPLEX:
+        raise RuntimeError(f"value cannot be converted to type {_dt.c_type_name(self._dtype)} without overflow")
+
+
+fill_ = defop("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", check=_check_fill)
 
 
 def _fresh(t):
@@ -110,6 +116,8 @@ def _(grad):
 
 @derivative("_to_copy")
 def _(grad, self):
+    if grad._dtype.category == _dt.COMPLEX and self._dtype.category != _dt.COMPLEX:
+        grad = grad.real  # a real input's gradient is the real part
     return grad.to(dtype=self._dtype, device=self._device)
 
 

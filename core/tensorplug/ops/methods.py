@@ -181,7 +181,7 @@ attach("type", _type)
 
 def requires_grad_(self, requires_grad=True):
     """Start (or stop) recording operations on this tensor for autograd."""
-    if requires_grad and not (self._dtype.is_floating_point):
+    if requires_grad and self._dtype.category < _dt.FLOATING:
         raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
     if not requires_grad and self._grad_fn is not None:
         raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "

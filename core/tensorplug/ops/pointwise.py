@@ -46,6 +46,7 @@ from .promotion import broadcast_shapes, result_type, check_can_cast, _pt_name
 _FLOATING = _dt.FLOATING
 _BOOL = _dt.BOOL
 _INTEGRAL = _dt.INTEGRAL
+_COMPLEX = _dt.COMPLEX
 
 
 # -- wrapped numbers --------------------------------------------------------------------
@@ -74,7 +75,9 @@ def scalar_tensor(value, dtype, device):
 
 
 def _new_scalar_tensor(value, dtype, device):
-    if dtype.category != _FLOATING and value.__class__ is float:
+    if value.__class__ is complex and dtype.category != _COMPLEX:
+        raise RuntimeError(f"value cannot be converted to type {_dt.c_type_name(dtype)} without overflow")
+    if dtype.category < _FLOATING and value.__class__ is float:
         value = int(value)
     if value.__class__ is int and not -2 ** 63 <= value < 2 ** 63:
         if not -2 ** 63 <= value < 2 ** 64:  # PyTorch reads Python ints as 64-bit words
@@ -94,9 +97,9 @@ def _new_scalar_tensor(value, dtype, device):
 
 
 def python_scalar(value):
-    """``value`` as a Python bool, int or float (numpy scalars convert); TypeError otherwise."""
+    """``value`` as a Python bool, int, float or complex (numpy scalars convert); TypeError otherwise."""
     c = value.__class__
-    if c is int or c is float or c is bool:
+    if c is int or c is float or c is bool or c is complex:
         return value
     if type(value).__name__ == "bool_":
         return bool(value)
@@ -104,6 +107,8 @@ def python_scalar(value):
         return int(value)
     if isinstance(value, numbers.Real):
         return float(value)
+    if isinstance(value, numbers.Complex):
+        return complex(value)
     raise TypeError(f"expected a Tensor or a Python number, got {type(value).__name__}")
 
 
@@ -111,15 +116,19 @@ def scalar_result_dtype(dtype, value):
     """Result dtype of a tensor of ``dtype`` combined with the Python number ``value``."""
     c = value.__class__
     if c is float:
-        return dtype if dtype.category == _FLOATING else _dt.get_default_dtype()
+        return dtype if dtype.category >= _FLOATING else _dt.get_default_dtype()
     if c is int:
         return dtype if dtype.category != _BOOL else _dt.int64
+    if c is complex:
+        if dtype.category == _COMPLEX:
+            return dtype
+        return dtype.to_complex() if dtype.category == _FLOATING else _dt.get_default_complex_dtype()
     return dtype
 
 
 def float_dtype(dtype):
-    """The result dtype of a floating op on ``dtype`` (integers and bool give the default float)."""
-    return dtype if dtype.category == _FLOATING else _dt.get_default_dtype()
+    """The result dtype of a floating op on ``dtype`` (integers and bool give the default float; complex stays)."""
+    return dtype if dtype.category >= _FLOATING else _dt.get_default_dtype()
 
 
 def wrap_for(self, value):
@@ -206,19 +215,38 @@ def integral_only(opname, check):
     def checked(a, b, *rest):
         check(a, b, *rest)
         d = a._dtype if a._dtype is b._dtype else result_type(a, b)
-        if d.category == _FLOATING:
+        if d.category >= _FLOATING:
             raise not_implemented(opname, d)
+    return checked
+
+
+def refuse_complex(error, check=None):
+    """``check`` (when given), then raise ``error(dtype)`` if a tensor argument has a complex ``dtype``:
+    PyTorch's error for ops complex numbers have no meaning for (ordering, rounding, clamping).
+    ``error`` is an op name (PyTorch's ``"<name>" not implemented for 'ComplexFloat'``) or a callable."""
+    make = (lambda d: not_implemented(error, d)) if isinstance(error, str) else error
+
+    def checked(*args):
+        if check is not None:
+            check(*args)
+        for a in args:
+            d = getattr(a, "_dtype", None)
+            if d is not None and d.category == _COMPLEX:
+                raise make(d)
     return checked
 
 
 def check_float_inplace(self):
     """In-place floating unary op: an integer or bool self cannot hold the float result."""
-    if self._dtype.category != _FLOATING:
+    if self._dtype.category < _FLOATING:
         check_can_cast(_dt.get_default_dtype(), self._dtype)
 
 
 def unsupported(opname, *categories):
-    """Check raising PyTorch's error for self dtypes of the given categories."""
+    """Check raising PyTorch's error for self dtypes of the given categories (floating includes complex)."""
+    if _FLOATING in categories:
+        categories += (_COMPLEX,)
+
     def check(self, *rest):
         if self._dtype.category in categories:
             raise not_implemented(opname, self._dtype)
@@ -367,7 +395,7 @@ def _operator(t_entry, s_entry):
         c = other.__class__
         if c is Tensor:
             return t_entry(self, other)
-        if c is float or c is int:
+        if c is float or c is int or c is complex:
             return s_entry(self, other)
         if isinstance(other, Tensor):
             return t_entry(self, other)

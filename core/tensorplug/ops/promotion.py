@@ -6,7 +6,7 @@ import numbers
 from collections.abc import Sequence
 
 from .. import dtypes as _dt
-from ..dtypes import promote_types, FLOATING
+from ..dtypes import promote_types, FLOATING, COMPLEX
 
 __all__ = ["broadcast_shapes", "broadcast_shapes_fn", "result_type", "binary_dtype", "scalar_dtype", "check_can_cast"]
 
@@ -76,6 +76,8 @@ def scalar_dtype(value):
         return _dt.int64
     if isinstance(value, float):
         return _dt.get_default_dtype()
+    if isinstance(value, complex):
+        return _dt.get_default_complex_dtype()
     raise TypeError(f"expected a Tensor or a Python number, got {type(value).__name__}")
 
 
@@ -84,6 +86,8 @@ def _combine(higher, lower):
         return lower
     if lower is None or lower.category <= higher.category:
         return higher
+    if lower.category == COMPLEX and higher.category == FLOATING:
+        return higher.to_complex()  # the higher class keeps its precision
     return promote_types(higher, lower)
 
 
@@ -93,7 +97,7 @@ def result_type(*operands):
     Dimensioned tensors take priority over zero-dim tensors, which take
     priority over Python scalars (and tensors marked as wrapped numbers); a
     lower-priority operand only widens the result when it is of a higher
-    category (bool < integer < floating).
+    category (bool < integer < floating < complex).
     """
     dim = zero = wrapped = None
     for x in operands:
@@ -105,7 +109,8 @@ def result_type(*operands):
             sd = scalar_dtype(x)
             wrapped = sd if wrapped is None else _wider_scalar(wrapped, sd)
         elif x._wrapped_number:
-            sd = d if d.category != FLOATING else _dt.get_default_dtype()
+            sd = d if d.category < FLOATING else (
+                _dt.get_default_dtype() if d.category == FLOATING else _dt.get_default_complex_dtype())
             wrapped = sd if wrapped is None else _wider_scalar(wrapped, sd)
         elif x._shape:
             dim = d if dim is None else promote_types(dim, d)

@@ -26,9 +26,10 @@ from .. import dtypes as _dt
 from ..autograd.formulas import derivative
 from ..autograd.helpers import unsqueeze_dims
 from ..tensor import Tensor, _wrap_dim
-from ._common import document, dims_arg as _dims, opmath as _opmath, as_dtype as _as
+from ._common import document, dims_arg as _dims, opmath as _opmath, as_dtype as _as, cj
 from ._lib import POINTWISE, defop, attach, public
 from .arithmetic import maximum, minimum
+from .pointwise import not_implemented
 from .comparison import where_fn as _where
 from .indexing import gather
 from .joining import cat
@@ -65,7 +66,7 @@ def sum_dtype(self, dtype=None):
     if dtype is not None:
         return dtype
     d = self._dtype
-    return _dt.int64 if d.category != _dt.FLOATING else d
+    return _dt.int64 if d.category < _dt.FLOATING else d
 
 
 def any_dtype(self):
@@ -201,8 +202,8 @@ def _(grad, self, dim, keepdim, result):
     x = self if self._dtype is grad._dtype else _to_copy(self, dtype=grad._dtype)
     # like PyTorch, one zero anywhere (a host sync) switches every slice to the exact path
     if not (x == 0).any().item():
-        return grad * (result / x)
-    return grad * _product_of_others(x, d)
+        return grad * cj(result / x)
+    return grad * cj(_product_of_others(x, d))
 
 
 def _check_cumsum(self, dim, dtype=None):
@@ -226,8 +227,16 @@ def _(grad, dim):
 
 
 # -- amax, amin, argmax, argmin --------------------------------------------------------
+def _no_complex(self, kernel):
+    if self._dtype.category == _dt.COMPLEX:  # complex numbers have no order
+        raise not_implemented(kernel, self._dtype)
+
+
 def _check_extreme(name):
+    kernel = "max_values_cpu" if name == "amax" else "min_values_cpu"
+
     def check(self, dim=(), keepdim=False):
+        _no_complex(self, kernel)
         reduce_dims(self, dim)
         _check_nonempty(name, self, dim, not dim)
     return check
@@ -254,6 +263,8 @@ def _check_arg_extreme(name):
     def check(self, dim=None, keepdim=False):
         if self._dtype is _dt.bool:
             raise RuntimeError(f"{name}(): does not support bool input")
+        if self._dtype.category == _dt.COMPLEX:
+            raise RuntimeError(f"{name}(): does not support complex input")
         dims = () if dim is None else (_wrap_dim(dim, len(self._shape)),)
         _check_nonempty(name, self, dims, dim is None)
     return check
@@ -280,12 +291,15 @@ min_result = namedtuple("min", ["values", "indices"])
 
 def _check_full(name):
     def check(self):
+        _no_complex(self, f"{name}_all")
         _check_nonempty(name, self, (), True)
     return check
 
 
 def _check_dim(name):
     def check(self, dim, keepdim=False):
+        if self._dtype.category == _dt.COMPLEX:
+            raise RuntimeError(f"{name}(): does not support complex input")
         _check_nonempty(name, self, (_wrap_dim(dim, len(self._shape)),), False)
     return check
 
@@ -355,10 +369,10 @@ for _name, _fn, _doc in (
 # -- mean, var, std ----------------------------------------------------------------------------
 def _check_mean(self, dim=None, keepdim=False, dtype=None):
     if dtype is not None:
-        if not dtype.is_floating_point:
+        if dtype.category < _dt.FLOATING:
             raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be either a floating "
                                f"point or complex dtype. Got: {_pt_name(dtype)}")
-    elif not self._dtype.is_floating_point:
+    elif self._dtype.category < _dt.FLOATING:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point "
                            f"or complex dtype. Got: {_pt_name(self._dtype)}")
     reduce_dims(self, dim)
@@ -377,7 +391,7 @@ mean = defop("mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, Sca
 
 def _check_statistic(name):
     def check(self, dim=None, correction=None, keepdim=False):
-        if not self._dtype.is_floating_point:
+        if self._dtype.category < _dt.FLOATING:
             raise RuntimeError(f"{name} only support floating point and complex dtypes")
         reduce_dims(self, dim)
     return check
@@ -394,26 +408,28 @@ def _moments(name, self, dim, correction, keepdim):
     if dof <= 0:
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
                       "reduction factor (input numel divided by output numel).", UserWarning)
+    if dev._dtype.category == _dt.COMPLEX:
+        dev = dev.abs()  # the variance of complex values is the mean squared distance: real
     var = sum(dev * dev, dims, keepdim) / _builtins.max(dof, 0)
     return var, (mu if keepdim else squeeze(mu, dims))
 
 
 def _var(self, dim=None, correction=None, keepdim=False):
-    return _as(_moments("var", self, dim, correction, keepdim)[0], self._dtype)
+    return _as(_moments("var", self, dim, correction, keepdim)[0], self._dtype.to_real())
 
 
 def _std(self, dim=None, correction=None, keepdim=False):
-    return _as(safe_sqrt(_moments("std", self, dim, correction, keepdim)[0]), self._dtype)
+    return _as(safe_sqrt(_moments("std", self, dim, correction, keepdim)[0]), self._dtype.to_real())
 
 
 def _var_mean(self, dim=None, correction=None, keepdim=False):
     var, mu = _moments("var_mean", self, dim, correction, keepdim)
-    return _as(var, self._dtype), _as(mu, self._dtype)
+    return _as(var, self._dtype.to_real()), _as(mu, self._dtype)
 
 
 def _std_mean(self, dim=None, correction=None, keepdim=False):
     var, mu = _moments("std_mean", self, dim, correction, keepdim)
-    return _as(safe_sqrt(var), self._dtype), _as(mu, self._dtype)
+    return _as(safe_sqrt(var), self._dtype.to_real()), _as(mu, self._dtype)
 
 
 _STAT_ARGS = "(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False)"
@@ -465,6 +481,8 @@ public("std_mean", std_mean_fn)
 
 # -- logsumexp --------------------------------------------------------------------------------
 def _check_logsumexp(self, dim, keepdim=False):
+    if self._dtype.category == _dt.COMPLEX:  # the real-valued shift below would be wrong for them
+        raise NotImplementedError("logsumexp of complex tensors is not supported by tensorplug")
     reduce_dims(self, dim)
 
 

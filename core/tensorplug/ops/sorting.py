@@ -24,6 +24,8 @@ topk_result = namedtuple("topk", ["values", "indices"])
 
 def _check_sort(self, stable=None, dim=-1, descending=False):
     _wrap_dim(dim, len(self._shape))
+    if self._dtype.category == _dt.COMPLEX:
+        raise RuntimeError(" Sort does not support complex dtypes on CPU")  # PyTorch's text, leading space
 
 
 sort_stable = defop("sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False)"
@@ -57,6 +59,8 @@ def _check_topk(self, k, dim=-1, largest=True, sorted=True):
         raise RuntimeError("selected index k out of range")
     if self._dtype is _dt.bool:
         raise RuntimeError("topk does not support bool dtypes")
+    if self._dtype.category == _dt.COMPLEX:
+        raise RuntimeError(" topk does not support complex dtypes on CPU")
 
 
 def _topk_impl(self, k, dim=-1, largest=True, sorted=True):

@@ -245,7 +245,7 @@ def _logit_(self, eps=None):
 logit = defop("logit(Tensor self, float? eps=None) -> Tensor", composite=_logit, tags=POINTWISE)
 logit_ = defop("logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)", composite=_logit_, tags=POINTWISE)
 
-sgn = defop("sgn(Tensor self) -> Tensor", composite=sign, tags=POINTWISE)
+# sgn itself (z / |z| for complex numbers) is defined with the complex ops; its in-place form here
 sgn_ = defop("sgn_(Tensor(a!) self) -> Tensor(a!)", composite=sign_, tags=POINTWISE)
 signbit = defop("signbit(Tensor self) -> Tensor", tags=POINTWISE)
 
@@ -500,7 +500,6 @@ export_unary({
     "sinc": ("sinc", "sin(pi x) / (pi x), 1 at 0."),
     "deg2rad": ("deg2rad", "Degrees to radians."),
     "rad2deg": ("rad2deg", "Radians to degrees."),
-    "sgn": ("sgn", "The sign of each element (for real tensors the same as sign)."),
 }, globals(), FLOAT_UNARY + ("deg2rad", "rad2deg"))
 
 
@@ -520,6 +519,7 @@ attach("polygamma_", documented(polygamma_, "In-place polygamma: ``x.polygamma_(
 
 export("logit", documented(logit, "log(p / (1 - p)); with ``eps``, p is first clamped to [eps, 1 - eps]."))
 attach("logit_", documented(logit_, "In-place logit."))
+attach("sgn_", documented(sgn_, "In-place sgn (for real tensors the same as sign_)."))
 export("signbit", documented(signbit, "True where the sign bit is set (-0.0 included)."))
 export("nan_to_num", documented(nan_to_num, "NaN, +inf and -inf replaced by ``nan`` (0), ``posinf`` and "
                                             "``neginf`` (the dtype's largest and lowest finite values)."))

@@ -28,6 +28,7 @@ SIGNED = (tp.int8, tp.int16, tp.int32, tp.int64)
 INTEGRAL = UNSIGNED + SIGNED
 FLOATING = (tp.float16, tp.bfloat16, tp.float32, tp.float64)
 ALL = BOOL + INTEGRAL + FLOATING
+COMPLEX = (tp.complex64, tp.complex128)  # not in ALL: an op's entry names them where PyTorch supports them
 INTEGRAL_AND_BOOL = BOOL + INTEGRAL
 NO_BOOL = INTEGRAL + FLOATING
 
@@ -37,7 +38,7 @@ _NP_FLOATS = (np.dtype(np.float16), BF16, np.dtype(np.float32), np.dtype(np.floa
 # (atol, rtol) per dtype: PyTorch's torch.testing defaults, float16 widened to two ulps because
 # its ops compute in float32 and round once, while references round a float64 result once
 _TOLERANCES = {"float64": (1e-7, 1e-7), "float32": (1e-5, 1.3e-6), "float16": (1e-3, 2e-3),
-               "bfloat16": (1e-2, 1.6e-2)}
+               "bfloat16": (1e-2, 1.6e-2), "complex64": (1e-5, 1.3e-6), "complex128": (1e-7, 1e-7)}
 
 
 def default_tolerance(dtype):

@@ -448,7 +448,7 @@ def move_sample(sample, device, *, requires_grad=False, layout="same"):
                 m = noncontiguous_copy(t, device)
             else:
                 m = relayout(t, device)
-            if requires_grad and m.dtype.is_floating_point:
+            if requires_grad and (m.dtype.is_floating_point or m.dtype.is_complex):
                 m.requires_grad_(True)
             memo[id(t)] = m
         return m
@@ -495,7 +495,7 @@ def reference(opinfo, sample):
 # (atol, rtol) per dtype: PyTorch's torch.testing defaults, float16 widened because its
 # kernels compute in float32 and round once while a reference rounds a float64 result once
 TOLERANCES = {tp.float64: (1e-7, 1e-7), tp.float32: (1e-5, 1.3e-6), tp.float16: (1e-3, 2e-3),
-              tp.bfloat16: (1e-2, 1.6e-2)}
+              tp.bfloat16: (1e-2, 1.6e-2), tp.complex64: (1e-5, 1.3e-6), tp.complex128: (1e-7, 1e-7)}
 
 
 def tolerance(opinfo, *dtypes):
@@ -524,10 +524,11 @@ def assert_close(actual, expected, atol, rtol, what):
     a, e = _host_values(actual), _host_values(expected)
     if a.shape != e.shape:
         raise AssertionError(f"{what}: shape {tuple(a.shape)} != expected {tuple(e.shape)}")
-    floats = a.dtype.kind == "f" or e.dtype.kind == "f" or a.dtype.name == "bfloat16" or \
+    floats = a.dtype.kind in "fc" or e.dtype.kind in "fc" or a.dtype.name == "bfloat16" or \
         e.dtype.name == "bfloat16"
     if floats:
-        a64, e64 = a.astype(np.float64), e.astype(np.float64)
+        wide = np.complex128 if a.dtype.kind == "c" or e.dtype.kind == "c" else np.float64
+        a64, e64 = a.astype(wide), e.astype(wide)
         with np.errstate(all="ignore"):
             ok = np.isclose(a64, e64, rtol=rtol, atol=atol, equal_nan=True)
     else:
@@ -537,7 +538,8 @@ def assert_close(actual, expected, atol, rtol, what):
         bad = np.argwhere(~np.asarray(ok))
         idx = tuple(int(i) for i in bad[0]) if a.ndim else ()
         with np.errstate(all="ignore"):
-            diff = np.nanmax(np.abs(a64.astype(np.float64) - e64.astype(np.float64))[~np.asarray(ok)])
+            diff = np.nanmax(np.abs(a64 - e64)[~np.asarray(ok)]) if floats else \
+                np.nanmax(np.abs(a64.astype(np.float64) - e64.astype(np.float64))[~np.asarray(ok)])
         tol = f", atol {atol}, rtol {rtol}" if floats else ""
         raise AssertionError(f"{what}: {bad.shape[0]} of {max(a.size, 1)} values differ; at index {idx} got "
                              f"{a[idx]!r}, expected {e[idx]!r} (max abs difference {diff}{tol})")
@@ -603,13 +605,13 @@ def samples(opinfo, dtype, requires_grad=False):
 
 def _finite(sample):
     for t in sample_tensors(sample):
-        if t.dtype.is_floating_point and not np.all(np.isfinite(t._host().astype(np.float64))):
+        if (t.dtype.is_floating_point or t.dtype.is_complex) and not np.all(np.isfinite(t._host())):
             return False
     return True
 
 
 def _float_numel(sample):
-    return sum(t.numel() for t in sample_tensors(sample) if t.dtype.is_floating_point)
+    return sum(t.numel() for t in sample_tensors(sample) if t.dtype.is_floating_point or t.dtype.is_complex)
 
 
 # --------------------------------------------------------------------------
@@ -638,7 +640,7 @@ def check_forward(device_type, opinfo, dtype):
 def _gradcheck_applies(device_type, opinfo, dtype):
     if not opinfo.supports_autograd:
         return "no autograd"
-    if dtype is not tp.float64:
+    if dtype is not tp.float64 and dtype is not tp.complex128:
         return "finite differences in float64 only"
     return _not_random(device_type, opinfo, dtype)
 
@@ -657,7 +659,7 @@ def _grad_outputs(out):
 
 def _float64_outputs(out):
     # finite differences of a result rounded to a narrower dtype measure the rounding, not the derivative
-    return [o for o in _grad_outputs(out) if o.dtype is tp.float64]
+    return [o for o in _grad_outputs(out) if o.dtype is tp.float64 or o.dtype is tp.complex128]
 
 
 @_check("gradcheck", applies=_gradcheck_applies)
@@ -718,7 +720,10 @@ def check_grad_vs_cpu(device_type, opinfo, dtype):
 
     def weights(outs):
         # distinct weights per element, so a gradient routed to the wrong element shows
-        return [(tp.arange(o.numel(), dtype=o.dtype).reshape(o.shape) % 7 - 3) for o in outs]
+        # (complex outputs: the same real parts, imaginary parts of another period)
+        return [(tp.arange(o.numel(), dtype=o.dtype.to_real()).reshape(o.shape) % 7 - 3).to(o.dtype) +
+                ((tp.arange(o.numel(), dtype=o.dtype.to_real()).reshape(o.shape) % 5 - 2) * 1j
+                 if o.dtype.is_complex else 0) for o in outs]
     for i, s in enumerate(samples(opinfo, dtype, requires_grad=True)):
         if done == GRAD_SAMPLES:
             break
@@ -740,7 +745,14 @@ STORAGE_OPS = {"as_strided"}
 """Operators that address storage positions: a different layout of the same values is a different input."""
 
 
+LAYOUT_OPS = {"view_as_complex"}
+"""Operators that accept only some layouts (a last dim of stride 1, as PyTorch requires): an entry whose first
+``aten`` overload is one skips the non-contiguous check."""
+
+
 def _noncontiguous_applies(device_type, opinfo, dtype):
+    if opinfo.aten[:1] and opinfo.aten[0] in LAYOUT_OPS:  # the op itself, not one it calls
+        return "needs a layout its input has"
     return "reads storage positions, not values" if STORAGE_OPS & set(opinfo.aten) else None
 
 

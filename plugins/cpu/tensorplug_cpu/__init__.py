@@ -14,11 +14,12 @@ from . import kernels, elementwise, reductions, indexing, random, getitem, views
 from . import linalg
 from . import conv
 from . import special, statistics
+from . import complex, fft
 
 __version__ = "0.2.0"
 TENSORPLUG_API = (1, 0)  # the plugin API this plugin is written for (tensorplug.plugin_api)
 
-KERNEL_MODULES = (kernels, elementwise, reductions, indexing, random, getitem, views, linalg, conv, special, statistics)
+KERNEL_MODULES = (kernels, elementwise, reductions, indexing, random, getitem, views, linalg, conv, special, statistics, complex, fft)
 
 
 def all_kernels():

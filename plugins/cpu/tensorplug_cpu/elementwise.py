@@ -24,6 +24,7 @@ from .kernels import wrap, cast, write
 _BOOL = tensorplug.bool
 _INTEGRAL = _api.INTEGRAL
 _FLOATING = _api.FLOATING
+_COMPLEX = _api.COMPLEX
 _OPMATH = {tensorplug.float16: tensorplug.float32, tensorplug.bfloat16: tensorplug.float32}
 _np_add, _np_sub, _np_mul, _np_div = np.add, np.subtract, np.multiply, np.true_divide
 
@@ -168,7 +169,8 @@ _FLOAT_FNS = {
 
 # -- unary: dtype preserving --------------------------------------------------------------------
 def abs(self):
-    return wrap(np.abs(self._data), self._dtype)
+    d = self._dtype
+    return wrap(np.abs(self._data), d.to_real() if d.category == _COMPLEX else d)
 
 
 def neg(self):

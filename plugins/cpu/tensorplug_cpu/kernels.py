@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 import tensorplug
+from tensorplug import plugin_api as _api
 from tensorplug.plugin_api import tensor_maker, wrap_view as make_view
 
 from .backend import CPU, BACKEND
@@ -43,7 +44,7 @@ def empty(size, dtype=None, device=None):
 
 
 def fill_(self, value):
-    self._data.fill(value if self._dtype.is_floating_point or isinstance(value, bool) else int(value))
+    self._data.fill(value if self._dtype.category >= _api.FLOATING or isinstance(value, bool) else int(value))
     return self
 
 

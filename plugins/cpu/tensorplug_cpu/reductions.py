@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 import tensorplug
+from tensorplug import plugin_api as _api
 from tensorplug.plugin_api import sum_dtype, any_dtype
 
 from . import elementwise as _ew
@@ -133,7 +134,7 @@ def addmm(self, mat1, mat2, beta=1, alpha=1):
             out = np.matmul(a, b)
             np.add(out, s, out=out)
         return wrap(out, d)
-    if not d.is_floating_point:
+    if d.category < _api.FLOATING:
         beta, alpha = int(beta), int(alpha)
     c = _f32 if d in _HALF else dn
     if alpha == 0 or k == 0:

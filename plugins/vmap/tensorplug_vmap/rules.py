@@ -179,6 +179,24 @@ def dim_shift(*dim_positions, nout=1):
     return rule
 
 
+def dims_shift(dims_pos=1):
+    """Ops whose int list at ``dims_pos`` names per-example dims (the FFT primitives): batch dim in front,
+    the dims shifted past it."""
+    def rule(ctx, op, vals, bdims, args):
+        v = front(vals[0], bdims[0])
+        n = len(v._shape) - 1
+        out = list(vals)
+        out[0] = v
+        out[dims_pos] = [wrap_dim(d, n) + 1 for d in vals[dims_pos]]
+        return op.positional(*out), 0
+    return rule
+
+
+def front_rule(ctx, op, vals, bdims, args):
+    """Ops on one tensor that read its trailing dims (``view_as_complex``): the batch dim in front."""
+    return op.positional(front(vals[0], bdims[0]), *vals[1:]), 0
+
+
 def reduction(dim_pos=1, keepdim_pos=2, single=False):
     """Reductions over an optional dim list (None or empty: all dims) or one ``int`` dim."""
     def rule(ctx, op, vals, bdims, args):
@@ -582,6 +600,11 @@ RULES.update({
     "bernoulli_.float": random_inplace,
     "bernoulli": bernoulli_rule,
     "multinomial": multinomial_rule,
+    "view_as_real": unary,  # the new dim is the last: the batch dim stays
+    "view_as_complex": front_rule,
+    "_fft_c2c": dims_shift(),
+    "_fft_r2c": dims_shift(),
+    "_fft_c2r": dims_shift(),
 })
 
 
