@@ -622,14 +622,16 @@ native_layer_norm_backward = defop(
 
 
 @derivative("native_layer_norm", nondiff_outputs=(1, 2))
-def _(grads, input, normalized_shape, weight, bias, result1, result2, needs_input_grad):
+def _(grads, input, normalized_shape, weight, bias, eps, result1, result2, needs_input_grad):
     g = grads[0]
     mask = (needs_input_grad[0], needs_input_grad[1], needs_input_grad[2])
     if g is None:
         return None, None, None
     if is_grad_enabled() or not _plain(g, input, weight, bias):
-        # create_graph: the decomposed backward is recorded, so it has gradients of its own
-        return _native_layer_norm_backward(g, input, normalized_shape, result1, result2, weight, bias, mask)
+        # create_graph: the decomposed backward is recorded, with the statistics computed again from
+        # the input (the saved ones carry no gradient), so it has gradients of its own
+        mean, rstd = _layer_norm_stats(input, normalized_shape, eps)
+        return _native_layer_norm_backward(g, input, normalized_shape, mean, rstd, weight, bias, mask)
     return native_layer_norm_backward(g, input, normalized_shape, result1, result2, weight, bias, list(mask))
 
 
@@ -1004,13 +1006,15 @@ _fused_sdpa_backward = defop("_fused_sdpa_backward(Tensor grad, Tensor query, Te
 
 
 @derivative("_fused_sdpa", nondiff_outputs=(1,))
-def _(grads, query, key, value, attn_mask, scale, result1, needs_input_grad):
+def _(grads, query, key, value, attn_mask, is_causal, scale, result1, needs_input_grad):
     g = grads[0]
     if g is None:
         return None, None, None, None
     if is_grad_enabled() or not _plain(g, query, key, value):
-        # create_graph: the decomposed backward is recorded, so it has gradients of its own
-        gq, gk, gv, gs = _fused_sdpa_backward_composite(g, query, key, value, result1, scale)
+        # create_graph: the decomposed backward is recorded, with the weights computed again from the
+        # inputs (the saved ones carry no gradient), so it has gradients of its own
+        weights = _sdpa_weights(query, key, attn_mask, is_causal, scale)
+        gq, gk, gv, gs = _fused_sdpa_backward_composite(g, query, key, value, weights, scale)
     else:
         gq, gk, gv, gs = _fused_sdpa_backward(g, query, key, value, result1, scale)
     gm = None

@@ -25,7 +25,7 @@ _f32 = np.dtype(np.float32)
 _HALF = (tensorplug.float16, tensorplug.bfloat16)
 _BOOL = tensorplug.bool
 _NEG_INF = -np.inf
-_CAUSAL: dict = {}  # (L, S) -> the bool mask of the elements *outside* the lower triangle
+_CAUSAL: dict = {}  # (L, S, dtype) -> 0 on and below the diagonal, -inf above it
 
 
 def _vals(t, d):
@@ -37,10 +37,10 @@ def _out(a, d):
     return wrap(a.astype(d.np) if a.dtype != d.np else a, d)
 
 
-def _above_diagonal(L, S):
-    m = _CAUSAL.get((L, S))
+def _causal_bias(L, S, dtype):
+    m = _CAUSAL.get((L, S, dtype))
     if m is None:
-        m = _CAUSAL[(L, S)] = ~np.tri(L, S, dtype=bool)
+        m = _CAUSAL[(L, S, dtype)] = np.where(np.tri(L, S, dtype=bool), 0.0, _NEG_INF).astype(dtype)
         if len(_CAUSAL) > 64:
             _CAUSAL.pop(next(iter(_CAUSAL)))
     return m
@@ -54,7 +54,7 @@ def fused_sdpa(query, key, value, attn_mask, is_causal, scale):
     L, S = s.shape[-2], s.shape[-1]
     may_be_empty = False
     if is_causal:
-        s[..., _above_diagonal(L, S)] = _NEG_INF
+        s += _causal_bias(L, S, s.dtype)  # one broadcast pass; boolean-mask assignment is slower
         may_be_empty = S == 0
     elif attn_mask is not None:
         if attn_mask._dtype is _BOOL:
@@ -179,9 +179,14 @@ def _normal_cdf(x):
     np.exp(e, out=e)
     p *= e
     p *= np.float32(0.5)  # Phi(-|x|) = erfc(|x| / sqrt 2) / 2
-    pos = x > 0
-    np.subtract(np.float32(1.0), p, out=p, where=pos)
-    return p, e
+    # Phi(x) = (1 + s) / 2 - s Phi(-|x|), s = sign(x): arithmetic passes (a masked or np.where pass
+    # costs several times more in numpy), exact in the negative tail
+    s = np.sign(x)
+    p *= s
+    s += np.float32(1.0)
+    s *= np.float32(0.5)
+    s -= p
+    return s, e
 
 
 def _gelu_vals(self):
@@ -193,6 +198,7 @@ def _gelu_vals(self):
 def gelu(self, approximate="none"):
     d, x = _gelu_vals(self)
     if approximate == "tanh":
+        x = x.astype(np.float64)  # 1 + tanh(u) cancels for u << 0: float64 keeps float32's precision
         inner = x * x
         inner *= 0.044715
         inner += 1.0
@@ -212,6 +218,7 @@ def gelu_backward(grad_output, self, approximate="none"):
     d, x = _gelu_vals(self)
     g = _vals(grad_output, d)
     if approximate == "tanh":
+        x = x.astype(np.float64)  # 1 + tanh(u) and 1 - tanh(u)^2 cancel for u << 0
         x2 = x * x
         inner = x2 * 0.044715
         inner += 1.0
