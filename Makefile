@@ -37,6 +37,7 @@ bench: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/profiler_overhead.py
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/openreg.py
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/vmap.py
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/layers.py
 
 clean:
 	rm -rf $(VENV) build core/*.egg-info plugins/*/*.egg-info plugins/privateuse1_example/build

@@ -25,7 +25,8 @@ import math
 
 from .. import dtypes as _dt
 from ..autograd.formulas import derivative
-from ..tensor import _wrap_dim
+from ..autograd.grad_mode import is_grad_enabled
+from ..tensor import Tensor, _wrap_dim
 from ._common import document as _document, opmath as _opmath, as_dtype as _as
 from ._lib import DYNAMIC_SHAPE, POINTWISE, defop, attach, public
 from .arithmetic import maximum
@@ -130,6 +131,31 @@ def _gelu(self, approximate="none"):
 gelu = _document(defop("gelu(Tensor self, *, str approximate='none') -> Tensor", check=_check_gelu,
                        composite=_gelu, tags=POINTWISE),
                  "x * Phi(x), Phi the standard normal CDF; ``approximate='tanh'`` uses the tanh formula.")
+
+
+def _gelu_backward(grad_output, self, approximate="none"):
+    x = _opmath(self)
+    if approximate == "tanh":
+        inner = (x + x * x * x * 0.044715) * _SQRT_2_OVER_PI
+        th = inner.tanh()
+        dinner = (x * x * (3 * 0.044715) + 1.0) * _SQRT_2_OVER_PI
+        dy = (th + 1.0) * 0.5 + x * (1.0 - th * th) * dinner * 0.5
+    else:
+        dy = ((x * _SQRT_HALF).erf() + 1.0) * 0.5 + x * (x * x * -0.5).exp() * (1 / math.sqrt(2 * math.pi))
+    return _as(_opmath(grad_output) * dy, grad_output._dtype)
+
+
+# gelu's gradient as one pointwise op (PyTorch's gelu_backward), which a backend with a gelu kernel
+# owns too; the decomposition serves the others and create_graph
+gelu_backward = defop("gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor",
+                      composite=_gelu_backward, tags=POINTWISE)
+
+
+@derivative("gelu")
+def _(grad, self, approximate):
+    if is_grad_enabled() or grad.__class__ is not Tensor or self.__class__ is not Tensor:
+        return _gelu_backward(grad, self, approximate)
+    return gelu_backward(grad, self, approximate=approximate)
 
 
 def _silu(self):

@@ -25,9 +25,11 @@ from __future__ import annotations
 import math
 
 from .. import dtypes as _dt
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..autograd.formulas import derivative
+from ..autograd.helpers import sum_to
 from ..dtypes import c_type_name
+from ..tensor import Tensor
 from ._common import document as _document
 from ._lib import SEEDED, defop
 from .comparison import where_fn as _where
@@ -39,7 +41,7 @@ from .reductions import var_mean_fn as _var_mean
 
 __all__ = ["constant_pad", "conv1d", "conv1d_padding", "conv2d", "conv2d_padding", "max_pool1d", "max_pool2d",
            "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d", "batch_norm",
-           "layer_norm", "group_norm", "embedding", "nll_loss", "cross_entropy_loss",
+           "layer_norm", "native_layer_norm", "native_layer_norm_backward", "group_norm", "embedding", "nll_loss", "cross_entropy_loss",
            "scaled_dot_product_attention", "REDUCTIONS"]
 
 _INF = math.inf
@@ -554,10 +556,29 @@ def _check_layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5,
                                f"{list(t._shape)} and normalized_shape = {list(ns)}")
 
 
-def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
+def _plain(*ts):
+    """True when every tensor is a plain Tensor: a transform's wrapper (vmap's batched tensor) takes an
+    op's decomposition, whose pieces have batching rules, instead of the fused primitive."""
+    for t in ts:
+        if t is not None and t.__class__ is not Tensor:
+            return False
+    return True
+
+
+def _layer_norm_stats(input, normalized_shape, eps):
     dims = tuple(range(-len(normalized_shape), 0))
     var, mean = _var_mean(input, dims, correction=0, keepdim=True)
-    out = (input - mean) * (var + eps).rsqrt()
+    return mean, (var + eps).rsqrt()
+
+
+def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
+    if _plain(input, weight, bias):
+        return native_layer_norm(input, normalized_shape, weight, bias, eps)[0]
+    mean, rstd = _layer_norm_stats(input, normalized_shape, eps)
+    return _layer_norm_affine((input - mean) * rstd, weight, bias)
+
+
+def _layer_norm_affine(out, weight, bias):
     if weight is not None:
         out = out * weight
     if bias is not None:
@@ -570,6 +591,58 @@ layer_norm = _document(defop("layer_norm(Tensor input, SymInt[] normalized_shape
                              check=_check_layer_norm, composite=_layer_norm),
                        "Normalize over the last ``len(normalized_shape)`` dims, then scale by ``weight`` and shift "
                        "by ``bias``.")
+
+
+def _check_native_layer_norm(input, normalized_shape, weight, bias, eps):
+    _check_layer_norm(input, normalized_shape, weight, bias)
+
+
+def _native_layer_norm(input, normalized_shape, weight, bias, eps):
+    mean, rstd = _layer_norm_stats(input, normalized_shape, eps)
+    return _layer_norm_affine((input - mean) * rstd, weight, bias), mean, rstd
+
+
+# PyTorch's primitive: the output with the per-row mean and 1/std (shaped (*, 1, ..., 1)), which its
+# backward reuses. A backend that has no kernel for it gets the decomposition above.
+native_layer_norm = defop("native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, "
+                          "float eps) -> (Tensor, Tensor, Tensor)", check=_check_native_layer_norm,
+                          composite=_native_layer_norm)
+
+
+def _native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
+    dims = tuple(range(-len(normalized_shape), 0))
+    n = 1
+    for d in normalized_shape:
+        n *= d
+    xhat = (input - mean) * rstd
+    lead = tuple(range(input.dim() - len(normalized_shape)))
+    gw = (grad_out * xhat).sum(lead) if output_mask[1] and weight is not None else None
+    gb = grad_out.sum(lead) if output_mask[2] and bias is not None else None
+    gi = None
+    if output_mask[0]:
+        g = grad_out * weight if weight is not None else grad_out
+        gi = (g - g.mean(dims, keepdim=True) - xhat * (g * xhat).mean(dims, keepdim=True)) * rstd
+    return gi, gw, gb
+
+
+native_layer_norm_backward = defop(
+    "native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, "
+    "Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+    composite=_native_layer_norm_backward)
+
+
+@derivative("native_layer_norm", nondiff_outputs=(1, 2))
+def _(grads, input, normalized_shape, weight, bias, eps, result1, result2, needs_input_grad):
+    g = grads[0]
+    mask = (needs_input_grad[0], needs_input_grad[1], needs_input_grad[2])
+    if g is None:
+        return None, None, None
+    if is_grad_enabled() or not _plain(g, input, weight, bias):
+        # create_graph: the decomposed backward is recorded, with the statistics computed again from
+        # the input (the saved ones carry no gradient), so it has gradients of its own
+        mean, rstd = _layer_norm_stats(input, normalized_shape, eps)
+        return _native_layer_norm_backward(g, input, normalized_shape, mean, rstd, weight, bias, mask)
+    return native_layer_norm_backward(g, input, normalized_shape, result1, result2, weight, bias, list(mask))
 
 
 def _check_group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
@@ -888,28 +961,80 @@ def _sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, sca
         key = _repeat_heads(key, query._shape[-3] // key._shape[-3])
         value = _repeat_heads(value, query._shape[-3] // value._shape[-3])
     factor = 1 / math.sqrt(E) if scale is None else scale
-    scores = query.matmul(key.transpose(-2, -1)) * factor
-    if is_causal:
-        attn_mask = ones((L, S), dtype=_dt.bool, device=query._device).tril()
-    masked = None  # True where an element takes no part
-    if attn_mask is not None:
-        if attn_mask._dtype is _dt.bool:
-            masked = ~attn_mask
-            scores = scores.masked_fill(masked, -_INF)
-        else:
-            scores = scores + attn_mask
-            masked = scores == -_INF
-        # rows that take no part at all give 0 (PyTorch's safe softmax), with finite gradients
-        empty = masked.all(-1, keepdim=True)
-        weights = _where(empty, 0.0, _where(empty, 0.0, scores).softmax(-1))
-    else:
-        weights = scores.softmax(-1)
+    if dropout_p <= 0.0 and _plain(query, key, value, attn_mask):
+        return _fused_sdpa(query, key, value, attn_mask, is_causal, factor)[0]
+    weights = _sdpa_weights(query, key, attn_mask, is_causal, factor)
     if dropout_p > 0.0:
         if dropout_p == 1.0:
             weights = weights * 0.0
         else:
             weights = weights * empty_like(weights).bernoulli_(1 - dropout_p).div_(1 - dropout_p)
     return weights.matmul(value)
+
+
+def _sdpa_weights(query, key, attn_mask, is_causal, factor):
+    """softmax(query @ key^T * factor + mask), with 0 for rows in which nothing takes part."""
+    L, S = query._shape[-2], key._shape[-2]
+    scores = query.matmul(key.transpose(-2, -1)) * factor
+    if is_causal:
+        attn_mask = ones((L, S), dtype=_dt.bool, device=query._device).tril()
+    if attn_mask is None:
+        return scores.softmax(-1)
+    if attn_mask._dtype is _dt.bool:
+        masked = ~attn_mask  # True where an element takes no part
+        scores = scores.masked_fill(masked, -_INF)
+    else:
+        scores = scores + attn_mask
+        masked = scores == -_INF
+    # rows that take no part at all give 0 (PyTorch's safe softmax), with finite gradients
+    empty = masked.all(-1, keepdim=True)
+    return _where(empty, 0.0, _where(empty, 0.0, scores).softmax(-1))
+
+
+def _fused_sdpa_composite(query, key, value, attn_mask=None, is_causal=False, scale=1.0):
+    weights = _sdpa_weights(query, key, attn_mask, is_causal, scale)
+    return weights.matmul(value), weights
+
+
+# One primitive for scores, masked softmax and the weighted sum, returning the attention weights too,
+# which its backward reuses; a backend without a kernel for it gets the decomposition above.
+_fused_sdpa = defop("_fused_sdpa(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, "
+                    "bool is_causal=False, float scale=1.0) -> (Tensor, Tensor)", composite=_fused_sdpa_composite)
+
+
+def _fused_sdpa_backward_composite(grad, query, key, value, weights, scale):
+    gv = weights.transpose(-2, -1).matmul(grad)
+    gw = grad.matmul(value.transpose(-2, -1))
+    gs = weights * (gw - (gw * weights).sum(-1, keepdim=True))
+    return gs.matmul(key) * scale, gs.transpose(-2, -1).matmul(query) * scale, gv, gs
+
+
+# the gradients of query, key and value, and that of the scores (the gradient of a float mask)
+_fused_sdpa_backward = defop("_fused_sdpa_backward(Tensor grad, Tensor query, Tensor key, Tensor value, "
+                             "Tensor weights, float scale) -> (Tensor, Tensor, Tensor, Tensor)",
+                             composite=_fused_sdpa_backward_composite)
+
+
+@derivative("_fused_sdpa", nondiff_outputs=(1,))
+def _(grads, query, key, value, attn_mask, is_causal, scale, result1, needs_input_grad):
+    g = grads[0]
+    if g is None:
+        return None, None, None, None
+    if is_grad_enabled() or not _plain(g, query, key, value):
+        # create_graph: the decomposed backward is recorded, with the weights computed again from the
+        # inputs (the saved ones carry no gradient), so it has gradients of its own
+        weights = _sdpa_weights(query, key, attn_mask, is_causal, scale)
+        gq, gk, gv, gs = _fused_sdpa_backward_composite(g, query, key, value, weights, scale)
+    else:
+        gq, gk, gv, gs = _fused_sdpa_backward(g, query, key, value, result1, scale)
+    gm = None
+    if attn_mask is not None and needs_input_grad[3]:
+        gm = sum_to(gs, attn_mask._shape)
+    return _sum_to_shape(gq, query), _sum_to_shape(gk, key), _sum_to_shape(gv, value), gm
+
+
+def _sum_to_shape(g, t):
+    return g if g._shape == t._shape else sum_to(g, t._shape)
 
 
 scaled_dot_product_attention = _document(

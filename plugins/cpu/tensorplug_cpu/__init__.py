@@ -15,11 +15,12 @@ from . import linalg
 from . import conv
 from . import special, statistics
 from . import complex, fft
+from . import attention
 
 __version__ = "0.2.0"
 TENSORPLUG_API = (1, 0)  # the plugin API this plugin is written for (tensorplug.plugin_api)
 
-KERNEL_MODULES = (kernels, elementwise, reductions, indexing, random, getitem, views, linalg, conv, special, statistics, complex, fft)
+KERNEL_MODULES = (kernels, elementwise, reductions, indexing, random, getitem, views, linalg, conv, special, statistics, complex, fft, attention)
 
 
 def all_kernels():
