@@ -689,3 +689,10 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         out = out / input._shape[0]
     return out
 
+
+
+# -- more activations, norms, dropouts, embedding_bag, distances and losses (functional_misc.py) -----------------
+from .functional_misc import *  # noqa: E402,F401,F403
+from .functional_misc import __all__ as _misc_all  # noqa: E402
+
+__all__ += _misc_all

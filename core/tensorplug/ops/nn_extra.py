@@ -1,0 +1,194 @@
+"""More activations as operators: ``hardswish``, ``hardsigmoid``, ``selu``, ``celu``, ``softshrink``,
+``hardshrink``, ``threshold``, ``glu``, ``prelu`` and ``rrelu``, with PyTorch's schemas.
+
+Each is a CompositeImplicitAutograd kernel: autograd, vmap and every backend get it through its
+pieces (``where``, ``clamp``, ``elu``, ``sigmoid``), and a backend may register a fused kernel of its
+own. Checks run once, before dispatch, with PyTorch's CPU errors. float16 and bfloat16 inputs compute
+in float32 and round once, as PyTorch's kernels do.
+"""
+
+from __future__ import annotations
+
+from .. import dtypes as _dt
+from ..tensor import _wrap_dim
+from ._common import document as _document, opmath as _opmath, as_dtype as _as
+from ._lib import POINTWISE, SEEDED, defop
+from .activations import elu, leaky_relu
+from .comparison import clamp, where_fn as _where
+from .promotion import _pt_name
+from .pointwise import not_implemented, zero_of as _zero_of
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _floating(kernel):
+    def check(self, *rest):
+        if not self._dtype.is_floating_point:
+            raise not_implemented(kernel, self._dtype)
+    return check
+
+
+def _hardswish(self):
+    x = _opmath(self)
+    return _as(x * clamp(x + 3.0, 0.0, 6.0) / 6.0, self._dtype)
+
+
+def _hardsigmoid(self):
+    x = _opmath(self)
+    return _as(clamp(x + 3.0, 0.0, 6.0) / 6.0, self._dtype)
+
+
+def _inplace_of(fn):
+    return lambda self, *args: self.copy_(fn(self, *args))
+
+
+hardswish = _document(defop("hardswish(Tensor self) -> Tensor", check=_floating("hardswish_cpu"),
+                            composite=_hardswish, tags=POINTWISE),
+                      "x * relu6(x + 3) / 6.")
+hardswish_ = _document(defop("hardswish_(Tensor(a!) self) -> Tensor(a!)", check=_floating("hardswish_cpu"),
+                             composite=_inplace_of(_hardswish), tags=POINTWISE), "In-place hardswish.")
+hardsigmoid = _document(defop("hardsigmoid(Tensor self) -> Tensor", check=_floating("hardsigmoid_cpu"),
+                              composite=_hardsigmoid, tags=POINTWISE),
+                        "relu6(x + 3) / 6.")
+hardsigmoid_ = _document(defop("hardsigmoid_(Tensor(a!) self) -> Tensor(a!)", check=_floating("hardsigmoid_cpu"),
+                               composite=_inplace_of(_hardsigmoid), tags=POINTWISE), "In-place hardsigmoid.")
+
+
+def _selu(self):
+    return elu(self, _SELU_ALPHA, _SELU_SCALE, 1)
+
+
+selu = _document(defop("selu(Tensor self) -> Tensor", check=_floating("elu_cpu"), composite=_selu, tags=POINTWISE),
+                 "scale * (max(0, x) + min(0, alpha * (exp(x) - 1))) with PyTorch's alpha and scale.")
+selu_ = _document(defop("selu_(Tensor(a!) self) -> Tensor(a!)", check=_floating("elu_cpu"),
+                        composite=_inplace_of(_selu), tags=POINTWISE), "In-place selu.")
+
+
+def _check_celu(self, alpha=1.0):
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    _floating("elu_cpu")(self)
+
+
+def _celu(self, alpha=1.0):
+    return elu(self, alpha, 1, 1.0 / alpha)
+
+
+celu = _document(defop("celu(Tensor self, Scalar alpha=1.0) -> Tensor", check=_check_celu, composite=_celu,
+                       tags=POINTWISE),
+                 "max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).")
+celu_ = _document(defop("celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)", check=_check_celu,
+                        composite=_inplace_of(_celu), tags=POINTWISE), "In-place celu.")
+
+
+def _check_shrink(kernel):
+    def check(self, lambd=0.5):
+        if kernel == "softshrink" and lambd < 0:
+            big = "3.40282e+38" if self._dtype is not _dt.float64 else "1.79769e+308"
+            raise RuntimeError(f"lambda must be in range [0, {big}] for input dtype {_pt_name(self._dtype)}, but "
+                               f"found {lambd:g}")
+        if not self._dtype.is_floating_point:
+            raise not_implemented(f"{kernel}_cpu", self._dtype)
+    return check
+
+
+def _softshrink(self, lambd=0.5):
+    return _where(self > lambd, self - lambd, _where(self < -lambd, self + lambd, _zero_of(self)))
+
+
+def _hardshrink(self, lambd=0.5):
+    return _where((self >= -lambd) & (self <= lambd), _zero_of(self), self)
+
+
+softshrink = _document(defop("softshrink(Tensor self, Scalar lambd=0.5) -> Tensor", check=_check_shrink("softshrink"),
+                             composite=_softshrink, tags=POINTWISE),
+                       "x - lambd where x > lambd, x + lambd where x < -lambd, else 0.")
+hardshrink = _document(defop("hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor", check=_check_shrink("hardshrink"),
+                             composite=_hardshrink, tags=POINTWISE),
+                       "x where |x| > lambd, else 0.")
+
+
+def _check_threshold(self, threshold, value):
+    if self._dtype is _dt.bool:
+        raise not_implemented("threshold_cpu", self._dtype)
+
+
+def _threshold(self, threshold, value):
+    if not self._dtype.is_floating_point:
+        value = int(value)
+    return _where(self <= threshold, value, self)
+
+
+threshold = _document(defop("threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor", check=_check_threshold,
+                            composite=_threshold, tags=POINTWISE),
+                      "x where x > threshold, else value.")
+threshold_ = _document(defop("threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)",
+                             check=_check_threshold, composite=_inplace_of(_threshold), tags=POINTWISE),
+                       "In-place threshold.")
+
+
+def _check_glu(self, dim=-1):
+    if not self._shape:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = _wrap_dim(dim, len(self._shape))
+    if self._shape[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {self._shape[d]}")
+    _floating("glu_cpu")(self)
+
+
+def _glu(self, dim=-1):
+    d = _wrap_dim(dim, len(self._shape))
+    h = self._shape[d] // 2
+    x = _opmath(self)
+    return _as(x.narrow(d, 0, h) * x.narrow(d, h, h).sigmoid(), self._dtype)
+
+
+glu = _document(defop("glu(Tensor self, int dim=-1) -> Tensor", check=_check_glu, composite=_glu),
+                "a * sigmoid(b), a and b the two halves of ``dim``.")
+
+
+def _check_prelu(self, weight):
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    n = weight.numel()
+    channels = self._shape[1] if self.dim() >= 2 else 1
+    if n != 1:
+        if self.dim() == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        if n != channels:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{n} and channel size = {channels}.")
+    _floating("prelu_cpu")(self)
+
+
+def _prelu(self, weight):
+    w = weight
+    if weight.numel() != 1 and self.dim() >= 2:
+        w = weight.reshape((-1,) + (1,) * (self.dim() - 2))
+    elif weight.dim() == 1:
+        w = weight.reshape(())
+    return _where(self > 0, self, self * w)
+
+
+prelu = _document(defop("prelu(Tensor self, Tensor weight) -> Tensor", check=_check_prelu, composite=_prelu),
+                  "x where x > 0, else weight * x, with one weight per channel (dim 1) or one for all.")
+
+
+def _check_rrelu(self, lower=0.125, upper=1.0 / 3.0, training=False, generator=None):
+    if upper < lower:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    _floating("leaky_relu_cpu" if not training else "rrelu_with_noise_cpu")(self)
+
+
+def _rrelu(self, lower=0.125, upper=1.0 / 3.0, training=False, generator=None):
+    if not training:
+        return leaky_relu(self, (lower + upper) / 2)
+    slope = self.new_empty(self._shape).uniform_(lower, upper, generator=generator)
+    return _where(self >= 0, self, self * slope)
+
+
+rrelu = _document(defop("rrelu(Tensor self, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, "
+                        "Generator? generator=None) -> Tensor", check=_check_rrelu, composite=_rrelu, tags=SEEDED),
+                  "leaky relu with slope (lower + upper) / 2; in training a slope drawn from U(lower, upper) per "
+                  "negative element.")
