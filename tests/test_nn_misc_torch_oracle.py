@@ -100,3 +100,88 @@ def test_functional_matches_torch(name, arrays, kwargs):
     for i, (t, u) in enumerate(zip(ours, theirs)):
         if isinstance(t, tp.Tensor) and t.requires_grad:
             _close(t.grad, u.grad, f"{name} grad of input {i}")
+
+
+# -- recurrent layers: a torch state_dict loads, outputs and gradients agree ---------------------------------
+def _load_from_torch(ours, theirs):
+    state = {k: tp.tensor(v.detach().numpy().copy()) for k, v in theirs.state_dict().items()}
+    assert list(state) == list(ours.state_dict()), "state_dict keys differ"
+    ours.load_state_dict(state)
+
+
+def _flatten(out):
+    if isinstance(out, (tuple, list)):
+        for o in out:
+            yield from _flatten(o)
+    elif out is not None:
+        yield out
+
+
+def _compare_modules(ours, theirs, arrays, what, atol=1e-9, call=None):
+    ours.double()
+    theirs.double()
+    _load_from_torch(ours, theirs)
+    ti = [tp.tensor(a).requires_grad_() for a in arrays]
+    ui = [torch.from_numpy(np.array(a)).requires_grad_() for a in arrays]
+    call = call or (lambda m, xs: m(*xs))
+    o_out, t_out = list(_flatten(call(ours, ti))), list(_flatten(call(theirs, ui)))
+    assert len(o_out) == len(t_out)
+    rng = np.random.default_rng(5)
+    o_loss, t_loss = 0, 0
+    for k, (o, t) in enumerate(zip(o_out, t_out)):
+        _close(o, t, f"{what} output {k}", rtol=1e-7, atol=atol)
+        g = rng.standard_normal(tuple(t.shape))
+        o_loss = o_loss + (o * tp.tensor(g)).sum()
+        t_loss = t_loss + (t * torch.from_numpy(g)).sum()
+    o_loss.backward()
+    t_loss.backward()
+    for k, (a, b) in enumerate(zip(ti, ui)):
+        _close(a.grad, b.grad, f"{what} input grad {k}", rtol=1e-7, atol=atol)
+    theirs_params = dict(theirs.named_parameters())
+    for name, p in ours.named_parameters():
+        _close(p.grad, theirs_params[name].grad, f"{what} grad of {name}", rtol=1e-7, atol=atol)
+
+
+RNN_CASES = [
+    ("RNN", (5, 7), {}, (4, 3, 5)),
+    ("RNN", (5, 7), {"nonlinearity": "relu", "num_layers": 2, "bidirectional": True}, (4, 3, 5)),
+    ("RNN", (5, 7), {"batch_first": True, "bias": False}, (3, 4, 5)),
+    ("LSTM", (5, 7), {}, (6, 3, 5)),
+    ("LSTM", (5, 7), {"num_layers": 2, "bidirectional": True}, (4, 2, 5)),
+    ("LSTM", (5, 7), {"batch_first": True, "bias": False, "num_layers": 2}, (2, 4, 5)),
+    ("LSTM", (5, 7), {"proj_size": 3, "bidirectional": True, "num_layers": 2}, (4, 2, 5)),
+    ("LSTM", (5, 7), {}, (4, 5)),
+    ("GRU", (5, 7), {}, (4, 3, 5)),
+    ("GRU", (5, 7), {"num_layers": 2, "bidirectional": True, "batch_first": True}, (3, 4, 5)),
+    ("GRU", (5, 7), {"bias": False}, (4, 5)),
+]
+
+
+@pytest.mark.parametrize("cls,args,kwargs,shape", RNN_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(RNN_CASES)])
+def test_recurrent_layer_matches_torch(cls, args, kwargs, shape):
+    ours, theirs = getattr(nn, cls)(*args, **kwargs), getattr(torch.nn, cls)(*args, **kwargs)
+    _compare_modules(ours, theirs, [_arr(shape, 1)], cls)
+
+
+@pytest.mark.parametrize("cls", ["RNN", "LSTM", "GRU"])
+def test_recurrent_layer_with_initial_state_matches_torch(cls):
+    kw = {"num_layers": 2, "bidirectional": True}
+    ours, theirs = getattr(nn, cls)(3, 4, **kw), getattr(torch.nn, cls)(3, 4, **kw)
+    x, h, c = _arr((5, 2, 3), 1), _arr((4, 2, 4), 2), _arr((4, 2, 4), 3)
+    if cls == "LSTM":
+        _compare_modules(ours, theirs, [x, h, c], cls, call=lambda m, xs: m(xs[0], (xs[1], xs[2])))
+    else:
+        _compare_modules(ours, theirs, [x, h], cls)
+
+
+@pytest.mark.parametrize("cls", ["RNNCell", "LSTMCell", "GRUCell"])
+@pytest.mark.parametrize("batched", [True, False])
+def test_cell_matches_torch(cls, batched):
+    ours, theirs = getattr(nn, cls)(3, 4), getattr(torch.nn, cls)(3, 4)
+    shape = (2, 3) if batched else (3,)
+    hshape = (2, 4) if batched else (4,)
+    if cls == "LSTMCell":
+        _compare_modules(ours, theirs, [_arr(shape, 1), _arr(hshape, 2), _arr(hshape, 3)], cls,
+                         call=lambda m, xs: m(xs[0], (xs[1], xs[2])))
+    else:
+        _compare_modules(ours, theirs, [_arr(shape, 1), _arr(hshape, 2)], cls)

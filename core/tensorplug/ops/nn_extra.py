@@ -10,11 +10,14 @@ in float32 and round once, as PyTorch's kernels do.
 from __future__ import annotations
 
 from .. import dtypes as _dt
+from ..autograd.formulas import derivative
 from ..tensor import _wrap_dim
 from ._common import document as _document, opmath as _opmath, as_dtype as _as
 from ._lib import POINTWISE, SEEDED, defop
 from .activations import elu, leaky_relu
 from .comparison import clamp, where_fn as _where
+from .factories import zeros
+from .joining import cat, stack
 from .promotion import _pt_name
 from .pointwise import not_implemented, zero_of as _zero_of
 
@@ -192,3 +195,85 @@ rrelu = _document(defop("rrelu(Tensor self, Scalar lower=0.125, Scalar upper=0.3
                         "Generator? generator=None) -> Tensor", check=_check_rrelu, composite=_rrelu, tags=SEEDED),
                   "leaky relu with slope (lower + upper) / 2; in training a slope drawn from U(lower, upper) per "
                   "negative element.")
+
+
+# -- the LSTM recurrence --------------------------------------------------------------------------------
+# One op runs an LSTM layer's whole time loop once the input projection (one GEMM over every step) is
+# done: per step one GEMM with the recurrent weight and the gates. Its decomposition serves every
+# backend; the CPU runs it (and its backward, the BPTT recurrence plus one GEMM for the weight) as one
+# numpy kernel each, so autograd records one node per layer and direction instead of a dozen per step.
+def _check_lstm_scan(xw, h0, c0, w_hh):
+    if xw.dim() != 3 or h0.dim() != 2 or c0.dim() != 2 or w_hh.dim() != 2:
+        raise RuntimeError("_lstm_scan: expected xw (T, B, 4H), h0 and c0 (B, H), w_hh (4H, H)")
+    t, b, g = xw._shape
+    hsz = h0._shape[1]
+    if g != 4 * hsz or h0._shape != (b, hsz) or c0._shape != (b, hsz) or w_hh._shape != (g, hsz):
+        raise RuntimeError(f"_lstm_scan: inconsistent sizes: xw {list(xw._shape)}, h0 {list(h0._shape)}, c0 "
+                           f"{list(c0._shape)}, w_hh {list(w_hh._shape)}")
+    _floating("_lstm_scan")(xw)
+
+
+def _lstm_scan(xw, h0, c0, w_hh):
+    hsz = h0._shape[1]
+    wt = w_hh.t()
+    h, c = h0, c0
+    outs, cells, gates = [], [], []
+    for t in range(xw._shape[0]):
+        a = xw[t] + h.matmul(wt)
+        i, f, g, o = a.narrow(1, 0, hsz).sigmoid(), a.narrow(1, hsz, hsz).sigmoid(), \
+            a.narrow(1, 2 * hsz, hsz).tanh(), a.narrow(1, 3 * hsz, hsz).sigmoid()
+        c = f * c + i * g
+        h = o * c.tanh()
+        outs.append(h)
+        cells.append(c)
+        gates.append(stack([i, f, g, o], 1).reshape(h._shape[0], 4 * hsz))
+    return stack(outs), stack(cells), stack(gates)
+
+
+lstm_scan = _document(defop("_lstm_scan(Tensor xw, Tensor h0, Tensor c0, Tensor w_hh) -> (Tensor, Tensor, Tensor)",
+                            check=_check_lstm_scan, composite=_lstm_scan),
+                      "An LSTM layer's recurrence over the projected inputs ``xw`` (T, B, 4H; gates i, f, g, o): "
+                      "the hidden states (T, B, H), the cell states (T, B, H) and the activated gates (T, B, 4H).")
+
+
+def _lstm_scan_backward(grad_output, grad_cells, grad_gates, h0, c0, w_hh, output, cells, gates):
+    steps, b, hsz = output._shape
+    dh = dc = None
+    dgates = [None] * steps
+    for t in range(steps - 1, -1, -1):
+        c_prev = cells[t - 1] if t else c0
+        gt = gates[t]
+        i, f, g, o = (gt.narrow(1, k * hsz, hsz) for k in range(4))
+        tc = cells[t].tanh()
+        gh = grad_output[t] if grad_output is not None else None
+        dh = gh if dh is None else (dh if gh is None else dh + gh)
+        gc = grad_cells[t] if grad_cells is not None else None
+        dcs = [v for v in (gc, dc, None if dh is None else dh * o * (1 - tc * tc)) if v is not None]
+        dct = sum(dcs[1:], dcs[0]) if dcs else zeros((b, hsz), dtype=h0._dtype, device=h0._device)
+        do = dh * tc if dh is not None else zeros((b, hsz), dtype=h0._dtype, device=h0._device)
+        di, dg, df = dct * g, dct * i, dct * c_prev
+        if grad_gates is not None:
+            gg = grad_gates[t]
+            di, df, dg, do = (di + gg.narrow(1, 0, hsz), df + gg.narrow(1, hsz, hsz),
+                              dg + gg.narrow(1, 2 * hsz, hsz), do + gg.narrow(1, 3 * hsz, hsz))
+        da = cat([di * i * (1 - i), df * f * (1 - f), dg * (1 - g * g), do * o * (1 - o)], 1)
+        dgates[t] = da
+        dh = da.matmul(w_hh)
+        dc = dct * f
+    dxw = stack(dgates)
+    prev = cat([h0.unsqueeze(0), output.narrow(0, 0, steps - 1)], 0)
+    dw = dxw.reshape(steps * b, 4 * hsz).t().matmul(prev.reshape(steps * b, hsz))
+    return dxw, dh, dc, dw
+
+
+lstm_scan_backward = _document(
+    defop("_lstm_scan_backward(Tensor? grad_output, Tensor? grad_cells, Tensor? grad_gates, Tensor h0, Tensor c0, "
+          "Tensor w_hh, Tensor output, Tensor cells, Tensor gates) -> (Tensor, Tensor, Tensor, Tensor)",
+          composite=_lstm_scan_backward),
+    "The gradients of ``_lstm_scan`` for xw, h0, c0 and w_hh (backpropagation through time).")
+
+
+@derivative("_lstm_scan")
+def _(grads, h0, c0, w_hh, result, result1, result2):
+    go, gc, gg = grads
+    return lstm_scan_backward(go, gc, gg, h0, c0, w_hh, result, result1, result2)

@@ -14,6 +14,7 @@ from .activation import (ReLU, ReLU6, LeakyReLU, ELU, GELU, SiLU, Mish, Softplus
                          LogSigmoid, Softmax, Softmin, LogSoftmax)
 from .loss import (CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, BCELoss, BCEWithLogitsLoss, HuberLoss, SmoothL1Loss,
                    KLDivLoss)
+from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
 
 __all__ = [
     "Module", "Sequential", "ModuleList", "ModuleDict", "Identity", "Linear", "Bilinear", "Conv1d", "Conv2d",
@@ -23,3 +24,4 @@ __all__ = [
     "Softmin", "LogSoftmax", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCELoss", "BCEWithLogitsLoss",
     "HuberLoss", "SmoothL1Loss", "KLDivLoss", "MultiheadAttention",
 ]
+__all__ += ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]

@@ -1,0 +1,104 @@
+"""CPU kernels of the recurrent layers: an LSTM layer's whole time loop, and its backward, in numpy.
+
+Per step the forward does one GEMM with the recurrent weight and the gate arithmetic in place on
+preallocated buffers; the backward runs the recurrence (one GEMM per step) and computes the recurrent
+weight's gradient as one GEMM over every step at the end. float16 and bfloat16 compute in float32.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .elementwise import quiet
+from .kernels import wrap
+
+
+def _f(t):
+    a = t._data
+    return a if a.dtype in (np.float32, np.float64) else a.astype(np.float32)
+
+
+def _out(a, like):
+    return wrap(a if a.dtype == like._dtype.np else a.astype(like._dtype.np), like._dtype)
+
+
+def lstm_scan(xw, h0, c0, w_hh):
+    x = _f(xw)
+    steps, b, g = x.shape
+    hsz = g // 4
+    ct = x.dtype
+    w = np.ascontiguousarray(_f(w_hh).T.astype(ct, copy=False))
+    out = np.empty((steps, b, hsz), ct)
+    cells = np.empty((steps, b, hsz), ct)
+    gates = np.empty((steps, b, g), ct)
+    h = _f(h0).astype(ct, copy=False)
+    c = _f(c0).astype(ct, copy=False)
+    tmp = np.empty((b, hsz), ct)
+    for t in range(steps):
+        a = gates[t]
+        np.matmul(h, w, out=a)
+        a += x[t]
+        # sigmoid(v) = 0.5 * tanh(v / 2) + 0.5: one tanh over all four gates, no overflow
+        a[:, :2 * hsz] *= 0.5
+        a[:, 3 * hsz:] *= 0.5
+        np.tanh(a, out=a)
+        a[:, :2 * hsz] *= 0.5
+        a[:, :2 * hsz] += 0.5
+        a[:, 3 * hsz:] *= 0.5
+        a[:, 3 * hsz:] += 0.5
+        i, f, gg, o = a[:, :hsz], a[:, hsz:2 * hsz], a[:, 2 * hsz:3 * hsz], a[:, 3 * hsz:]
+        cn = cells[t]
+        np.multiply(f, c, out=cn)
+        np.multiply(i, gg, out=tmp)
+        cn += tmp
+        hn = out[t]
+        np.tanh(cn, out=hn)
+        hn *= o
+        h, c = hn, cn
+    return _out(out, xw), _out(cells, xw), _out(gates, xw)
+
+
+def lstm_scan_backward(grad_output, grad_cells, grad_gates, h0, c0, w_hh, output, cells, gates):
+    out, cs, gs = _f(output), _f(cells), _f(gates)
+    ct = out.dtype
+    steps, b, hsz = out.shape
+    w = _f(w_hh).astype(ct, copy=False)
+    go = None if grad_output is None else _f(grad_output).astype(ct, copy=False)
+    gc = None if grad_cells is None else _f(grad_cells).astype(ct, copy=False)
+    c0a = _f(c0).astype(ct, copy=False)
+    # everything that does not depend on the recurrence, for all steps at once
+    g4 = gs.reshape(steps, b, 4, hsz)
+    i, f, g, o = g4[:, :, 0], g4[:, :, 1], g4[:, :, 2], g4[:, :, 3]
+    deriv = g4 * (1 - g4)  # sigmoid' for i, f, o
+    deriv[:, :, 2] = 1 - g * g  # tanh' for g
+    tc = np.tanh(cs)
+    c_prev = np.concatenate([c0a[None], cs[:-1]], 0)
+    # d(pre-activation) of i, f, g per unit of dc, and of o per unit of dh
+    q = np.stack([g, c_prev, i], 2) * deriv[:, :, :3]
+    r = tc * deriv[:, :, 3]
+    ao = o * (1 - tc * tc)  # dc per unit of dh
+    # a gradient on the activated gates adds to the pre-activations through each gate's derivative
+    extra = None if grad_gates is None else \
+        (_f(grad_gates).astype(ct, copy=False).reshape(steps, b, 4, hsz) * deriv).reshape(steps, b, 4 * hsz)
+    dxw = np.empty((steps, b, 4 * hsz), ct)
+    d4 = dxw.reshape(steps, b, 4, hsz)
+    dh = np.zeros((b, hsz), ct)
+    dc = np.zeros((b, hsz), ct)
+    for t in range(steps - 1, -1, -1):
+        if go is not None:
+            dh += go[t]
+        if gc is not None:
+            dc += gc[t]
+        dc += dh * ao[t]
+        np.multiply(dc[:, None, :], q[t], out=d4[t, :, :3])
+        np.multiply(dh, r[t], out=d4[t, :, 3])
+        if extra is not None:
+            dxw[t] += extra[t]
+        dh = dxw[t] @ w
+        dc = dc * f[t]
+    prev = np.concatenate([_f(h0).astype(ct, copy=False)[None], out[:-1]], 0)
+    dw = dxw.reshape(steps * b, 4 * hsz).T @ prev.reshape(steps * b, hsz)
+    return _out(dxw, output), _out(dh, h0), _out(dc, c0), _out(dw, w_hh)
+
+
+KERNELS = {"_lstm_scan": quiet(lstm_scan), "_lstm_scan_backward": quiet(lstm_scan_backward)}
