@@ -185,3 +185,54 @@ def test_cell_matches_torch(cls, batched):
                          call=lambda m, xs: m(xs[0], (xs[1], xs[2])))
     else:
         _compare_modules(ours, theirs, [_arr(shape, 1), _arr(hshape, 2)], cls)
+
+
+# -- transformer layers -------------------------------------------------------------------------------------
+def _masks(lib, L, S, N):
+    causal = lib.triu(lib.full((L, L), float("-inf"), dtype=lib.float64), diagonal=1)
+    pad = np.zeros((N, S), dtype=bool)
+    pad[0, -1] = True
+    return causal, lib.tensor(pad) if lib is tp else torch.from_numpy(pad)
+
+
+TRANSFORMER_CASES = [
+    ({}, False), ({"norm_first": True, "activation": "gelu"}, False), ({"batch_first": True}, True),
+    ({"activation": F.silu}, False),
+]
+
+
+@pytest.mark.parametrize("kwargs,bf", TRANSFORMER_CASES)
+def test_encoder_layer_matches_torch(kwargs, bf):
+    tkw = dict(kwargs)
+    if callable(tkw.get("activation")) and not isinstance(tkw["activation"], str):
+        tkw["activation"] = TF.silu
+    ours = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, **kwargs), 2, nn.LayerNorm(8))
+    theirs = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, **tkw), 2,
+                                         torch.nn.LayerNorm(8), enable_nested_tensor=False)
+    x = _arr((3, 4, 8) if bf else (4, 3, 8), 1)
+
+    def call(m, xs):
+        lib = tp if isinstance(xs[0], tp.Tensor) else torch
+        mask, pad = _masks(lib, 4, 4, 3)
+        return m(xs[0], mask=mask, src_key_padding_mask=pad)
+    _compare_modules(ours, theirs, [x], "encoder", call=call, atol=1e-8)
+
+
+@pytest.mark.parametrize("kwargs,bf", TRANSFORMER_CASES[:3])
+def test_transformer_matches_torch(kwargs, bf):
+    kw = dict(d_model=8, nhead=2, num_encoder_layers=2, num_decoder_layers=2, dim_feedforward=16, dropout=0.0)
+    ours, theirs = nn.Transformer(**kw, **kwargs), torch.nn.Transformer(**kw, **kwargs)
+    src = _arr((3, 5, 8) if bf else (5, 3, 8), 1)
+    tgt = _arr((3, 4, 8) if bf else (4, 3, 8), 2)
+
+    def call(m, xs):
+        lib = tp if isinstance(xs[0], tp.Tensor) else torch
+        mask = m.generate_square_subsequent_mask(4, dtype=lib.float64)
+        _, pad = _masks(lib, 4, 5, 3)
+        return m(xs[0], xs[1], tgt_mask=mask, src_key_padding_mask=pad, memory_key_padding_mask=pad)
+    _compare_modules(ours, theirs, [src, tgt], "transformer", call=call, atol=1e-8)
+
+
+def test_generate_square_subsequent_mask_matches_torch():
+    _close(nn.Transformer.generate_square_subsequent_mask(4), torch.nn.Transformer.generate_square_subsequent_mask(4),
+           "mask")
