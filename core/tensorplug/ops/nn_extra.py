@@ -16,7 +16,7 @@ from ._common import document as _document, opmath as _opmath, as_dtype as _as
 from ._lib import POINTWISE, SEEDED, defop
 from .activations import elu, leaky_relu
 from .comparison import clamp, where_fn as _where
-from .factories import zeros
+from .factories import empty_like, zeros
 from .joining import cat, stack
 from .promotion import _pt_name
 from .pointwise import not_implemented, zero_of as _zero_of
@@ -187,7 +187,7 @@ def _check_rrelu(self, lower=0.125, upper=1.0 / 3.0, training=False, generator=N
 def _rrelu(self, lower=0.125, upper=1.0 / 3.0, training=False, generator=None):
     if not training:
         return leaky_relu(self, (lower + upper) / 2)
-    slope = self.new_empty(self._shape).uniform_(lower, upper, generator=generator)
+    slope = empty_like(self).uniform_(lower, upper, generator=generator)
     return _where(self >= 0, self, self * slope)
 
 

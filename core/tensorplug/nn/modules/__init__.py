@@ -15,6 +15,16 @@ from .activation import (ReLU, ReLU6, LeakyReLU, ELU, GELU, SiLU, Mish, Softplus
 from .loss import (CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, BCELoss, BCEWithLogitsLoss, HuberLoss, SmoothL1Loss,
                    KLDivLoss)
 from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
+from .activation_extra import (Hardswish, Hardsigmoid, SELU, CELU, GLU, PReLU, RReLU, Softsign, Threshold, Hardshrink,
+                               Softshrink, Tanhshrink, Softmax2d)
+from .loss_extra import (MarginRankingLoss, TripletMarginLoss, TripletMarginWithDistanceLoss, CosineEmbeddingLoss,
+                         GaussianNLLLoss, PoissonNLLLoss, MultiLabelSoftMarginLoss, MultiLabelMarginLoss,
+                         MultiMarginLoss, SoftMarginLoss, HingeEmbeddingLoss)
+from .normalization_extra import RMSNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LocalResponseNorm
+from .dropout_extra import Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout
+from .distance import CosineSimilarity, PairwiseDistance
+from .sparse_extra import EmbeddingBag
+from .container_extra import ParameterList, ParameterDict
 from .transformer import (Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,
                           TransformerDecoderLayer)
 
@@ -27,4 +37,11 @@ __all__ = [
     "HuberLoss", "SmoothL1Loss", "KLDivLoss", "MultiheadAttention",
 ]
 __all__ += ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "Transformer",
-            "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer"]
+            "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer",
+            "Hardswish", "Hardsigmoid", "SELU", "CELU", "GLU", "PReLU", "RReLU", "Softsign", "Threshold", "Hardshrink",
+            "Softshrink", "Tanhshrink", "Softmax2d", "MarginRankingLoss", "TripletMarginLoss",
+            "TripletMarginWithDistanceLoss", "CosineEmbeddingLoss", "GaussianNLLLoss", "PoissonNLLLoss",
+            "MultiLabelSoftMarginLoss", "MultiLabelMarginLoss", "MultiMarginLoss", "SoftMarginLoss",
+            "HingeEmbeddingLoss", "RMSNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm",
+            "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "CosineSimilarity",
+            "PairwiseDistance", "EmbeddingBag", "ParameterList", "ParameterDict"]
