@@ -236,3 +236,49 @@ def test_transformer_matches_torch(kwargs, bf):
 def test_generate_square_subsequent_mask_matches_torch():
     _close(nn.Transformer.generate_square_subsequent_mask(4), torch.nn.Transformer.generate_square_subsequent_mask(4),
            "mask")
+
+
+MHA_CASES = [
+    {}, {"need_weights": False}, {"bias_kv": True, "add_zero_attn": True}, {"separate": True, "average": False},
+    {"kpm": True, "mask": True}, {"kpm": True, "mask": True, "need_weights": False}, {"unbatched": True},
+]
+
+
+@pytest.mark.parametrize("case", MHA_CASES)
+def test_multi_head_attention_forward_matches_torch(case):
+    E, H, L, S, N = 8, 2, 3, 4, 2
+    arrays = {"q": _arr((L, N, E), 1), "k": _arr((S, N, E), 2), "v": _arr((S, N, E), 3),
+              "w": _arr((3 * E, E), 4, -0.5, 0.5), "b": _arr((3 * E,), 5), "ow": _arr((E, E), 6, -0.5, 0.5),
+              "ob": _arr((E,), 7), "bk": _arr((1, 1, E), 8), "bv": _arr((1, 1, E), 9)}
+    if case.get("unbatched"):
+        for n in "qkv":
+            arrays[n] = arrays[n][:, 0]
+    pad = np.zeros((N, S), bool)
+    pad[1, 0] = True
+    mask = np.zeros((L, S), bool)
+    mask[0, 1] = True
+
+    def run(lib, F_):
+        ts = {n: (tp.tensor(a) if lib is tp else torch.from_numpy(a.copy())).requires_grad_() for n, a in arrays.items()}
+        mk = (lambda a: tp.tensor(a)) if lib is tp else (lambda a: torch.from_numpy(a.copy()))
+        sep = case.get("separate", False)
+        out = F_.multi_head_attention_forward(
+            ts["q"], ts["k"], ts["v"], E, H, None if sep else ts["w"], ts["b"],
+            ts["bk"] if case.get("bias_kv") else None, ts["bv"] if case.get("bias_kv") else None,
+            case.get("add_zero_attn", False), 0.0, ts["ow"], ts["ob"],
+            key_padding_mask=mk(pad) if case.get("kpm") else None, need_weights=case.get("need_weights", True),
+            attn_mask=mk(mask) if case.get("mask") else None, use_separate_proj_weight=sep,
+            q_proj_weight=ts["w"][:E] if sep else None, k_proj_weight=ts["w"][E:2 * E] if sep else None,
+            v_proj_weight=ts["w"][2 * E:] if sep else None, average_attn_weights=case.get("average", True))
+        total = out[0].sum() + (0 if out[1] is None else (out[1] * out[1]).sum())
+        total.backward()
+        return out, ts
+    (o_out, o_w), o_ts = run(tp, F)
+    (t_out, t_w), t_ts = run(torch, TF)
+    _close(o_out, t_out, "output", atol=1e-9)
+    assert (o_w is None) == (t_w is None)
+    if o_w is not None:
+        _close(o_w, t_w, "weights", atol=1e-9)
+    for n in arrays:
+        if t_ts[n].grad is not None:
+            _close(o_ts[n].grad, t_ts[n].grad, f"grad {n}", atol=1e-9)

@@ -25,7 +25,7 @@ __all__ = [
     "embedding_bag", "cosine_similarity", "pairwise_distance", "pdist",
     "margin_ranking_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss", "cosine_embedding_loss",
     "gaussian_nll_loss", "poisson_nll_loss", "multilabel_soft_margin_loss", "multilabel_margin_loss",
-    "multi_margin_loss", "soft_margin_loss", "hinge_embedding_loss",
+    "multi_margin_loss", "soft_margin_loss", "hinge_embedding_loss", "multi_head_attention_forward",
 ]
 
 
@@ -674,3 +674,128 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     if input.dim() < 2:
         loss = loss.reshape(())
     return _reduce(loss, reduction)
+
+
+# -- multi-head attention -----------------------------------------------------------------------------------
+def _float_mask(mask, dtype, name):
+    if mask is None:
+        return None
+    if mask._dtype is _dt.bool:
+        return _tp.zeros(mask._shape, dtype=dtype, device=mask._device).masked_fill(mask, -math.inf)
+    if not mask._dtype.is_floating_point:
+        raise AssertionError(f"only bool and floating types of {name} are supported")
+    return mask
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
+                                 bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+                                 training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
+                                 v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
+                                 is_causal=False):
+    """PyTorch's functional multi-head attention: inputs (L, N, E) / (S, N, E) or unbatched (L, E); returns
+    ``(output, weights)`` (weights averaged over the heads unless ``average_attn_weights=False``, None
+    unless ``need_weights``). Bool masks mark the positions that do *not* take part."""
+    batched = query.dim() == 3
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query._shape
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
+                           "method `generate_square_subsequent_mask` to create this mask.")
+    E = embed_dim
+    if use_separate_proj_weight:
+        if q_proj_weight is None or k_proj_weight is None or v_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is True but q_proj_weight, k_proj_weight or "
+                                 "v_proj_weight is None")
+        wq, wk, wv = q_proj_weight, k_proj_weight, v_proj_weight
+    else:
+        if in_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        wq, wk, wv = in_proj_weight[:E], in_proj_weight[E:2 * E], in_proj_weight[2 * E:]
+    bq = bk = bv = None
+    if in_proj_bias is not None:
+        bq, bk, bv = in_proj_bias[:E], in_proj_bias[E:2 * E], in_proj_bias[2 * E:]
+    q = _tp.linear(query, wq, bq)
+    k = _tp.linear(key, wk, bk)
+    v = _tp.linear(value, wv, bv)
+    attn_mask = _float_mask(attn_mask, q._dtype, "attn_mask")
+    key_padding_mask = _float_mask(key_padding_mask, q._dtype, "key_padding_mask")
+    src_len = k._shape[0]
+    if attn_mask is not None:
+        if attn_mask.dim() == 2:
+            if tuple(attn_mask._shape) != (tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 2D attn_mask is {_size(attn_mask._shape)}, but should be "
+                                   f"{(tgt_len, src_len)}.")
+            attn_mask = attn_mask.unsqueeze(0)
+        elif attn_mask.dim() == 3:
+            if tuple(attn_mask._shape) != (bsz * num_heads, tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 3D attn_mask is {_size(attn_mask._shape)}, but should be "
+                                   f"{(bsz * num_heads, tgt_len, src_len)}.")
+        else:
+            raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
+
+    def pad_masks(am, kpm):
+        z = lambda m: _tp.cat([m, _tp.zeros(m._shape[:-1] + (1,), dtype=m._dtype, device=m._device)], -1)  # noqa
+        return (None if am is None else z(am)), (None if kpm is None else z(kpm))
+    if bias_k is not None and bias_v is not None:
+        if static_k is not None or static_v is not None:
+            raise AssertionError("bias cannot be added to static key/value.")
+        k = _tp.cat([k, bias_k.expand(1, bsz, E)])
+        v = _tp.cat([v, bias_v.expand(1, bsz, E)])
+        attn_mask, key_padding_mask = pad_masks(attn_mask, key_padding_mask)
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = k.reshape(k._shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_k is None else static_k
+    v = v.reshape(v._shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_v is None else static_v
+    if add_zero_attn:
+        zshape = (bsz * num_heads, 1, head_dim)
+        k = _tp.cat([k, _tp.zeros(zshape, dtype=k._dtype, device=k._device)], 1)
+        v = _tp.cat([v, _tp.zeros(zshape, dtype=v._dtype, device=v._device)], 1)
+        attn_mask, key_padding_mask = pad_masks(attn_mask, key_padding_mask)
+    src_len = k._shape[1]
+    if key_padding_mask is not None:
+        if tuple(key_padding_mask._shape) != (bsz, src_len):
+            raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, but got "
+                                 f"{_size(key_padding_mask._shape)}")
+        kpm = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(bsz, num_heads, 1, src_len)
+        kpm = kpm.reshape(bsz * num_heads, 1, src_len)
+        attn_mask = kpm if attn_mask is None else attn_mask + kpm
+    if not training:
+        dropout_p = 0.0
+    if need_weights:
+        scores = (q * (1.0 / math.sqrt(head_dim))).matmul(k.transpose(-2, -1))
+        if attn_mask is not None:
+            scores = scores + attn_mask
+        weights = scores.softmax(-1)
+        if dropout_p > 0.0:
+            weights = _tp.nn.functional.dropout(weights, dropout_p)
+        out = weights.matmul(v)
+    else:
+        if attn_mask is not None and attn_mask._shape[0] == 1:
+            mask = attn_mask.unsqueeze(0)
+        elif attn_mask is not None:
+            mask = attn_mask.reshape(bsz, num_heads, -1, src_len)
+        else:
+            mask = None
+        out = _tp.nn.functional.scaled_dot_product_attention(
+            q.reshape(bsz, num_heads, tgt_len, head_dim), k.reshape(bsz, num_heads, src_len, head_dim),
+            v.reshape(bsz, num_heads, src_len, head_dim), mask, dropout_p).reshape(bsz * num_heads, tgt_len, head_dim)
+        weights = None
+    out = out.transpose(0, 1).reshape(tgt_len * bsz, E)
+    out = _tp.linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, E)
+    if weights is not None:
+        weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
+        if average_attn_weights:
+            weights = weights.mean(1)
+        if not batched:
+            weights = weights.squeeze(0)
+    if not batched:
+        out = out.squeeze(1)
+    return out, weights

@@ -13,11 +13,12 @@ from .. import dtypes as _dt
 from ..autograd.formulas import derivative
 from ..tensor import _wrap_dim
 from ._common import document as _document, opmath as _opmath, as_dtype as _as
-from ._lib import POINTWISE, SEEDED, defop
+from ._lib import POINTWISE, SEEDED, defop, public
 from .activations import elu, leaky_relu
 from .comparison import clamp, where_fn as _where
 from .factories import empty_like, zeros
 from .joining import cat, stack
+from .linalg import norm
 from .promotion import _pt_name
 from .pointwise import not_implemented, zero_of as _zero_of
 
@@ -277,3 +278,45 @@ lstm_scan_backward = _document(
 def _(grads, h0, c0, w_hh, result, result1, result2):
     go, gc, gg = grads
     return lstm_scan_backward(go, gc, gg, h0, c0, w_hh, result, result1, result2)
+
+
+# -- cdist --------------------------------------------------------------------------------------------------
+def _check_cdist(x1, x2, p=2.0, compute_mode=None):
+    if x1.dim() < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
+    if x2.dim() < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X2 got: {x2.dim()}D")
+    if x1._shape[-1] != x2._shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1._shape[-1]} X2: "
+                           f"{x2._shape[-1]}")
+    if not (x1._dtype.is_floating_point and x2._dtype.is_floating_point):
+        raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {_pt_name(x1._dtype)}")
+    if x1._dtype is not x2._dtype:
+        raise RuntimeError(f"cdist only supports floating-point dtypes, X2 got: {_pt_name(x2._dtype)}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+
+
+def _cdist(x1, x2, p=2.0, compute_mode=None):
+    d = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    if p == 0:  # a count of the differing columns, with a zero gradient as in PyTorch
+        return _as((d != 0).sum(-1), d._dtype) + d.sum(-1) * 0.0
+    return norm(d, p, -1)
+
+
+cdist_op = defop("cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor", check=_check_cdist,
+                 composite=_cdist)
+
+_COMPUTE_MODES = {"use_mm_for_euclid_dist_if_necessary": None, "use_mm_for_euclid_dist": 1,
+                  "donot_use_mm_for_euclid_dist": 2}
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """The ``p``-norm distance between each row of ``x1`` (*, P, M) and each row of ``x2`` (*, R, M): (*, P, R).
+    ``compute_mode`` is accepted and ignored (the distances are computed directly, never through a matmul)."""
+    if compute_mode not in _COMPUTE_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    return cdist_op(x1, x2, float(p), _COMPUTE_MODES[compute_mode])
+
+
+public("cdist", cdist)
