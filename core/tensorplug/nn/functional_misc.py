@@ -145,7 +145,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
                            f"{list(weight._shape)} and normalized_shape = {list(ns)}")
     if not input._dtype.is_floating_point:
-        raise RuntimeError(f"rms_norm only supports floating-point dtypes, got {_pt_name(input._dtype)}")
+        raise NotImplementedError(f"\"rms_norm\" not implemented for '{_pt_name(input._dtype)}'")
     x = _opmath(input)
     if eps is None:
         eps = _EPS_BY_DTYPE[input._dtype]
@@ -205,6 +205,7 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
         raise ValueError(f"Expected 3D or higher dimensionality                          input (got {dim} dimensions)")
     if input.numel() == 0:
         return input
+    _no_half("avg_pool3d_out_frame" if dim > 3 else None, input)
     sq = input * input
     c = input._shape[1]
     zeros = lambda n: _tp.zeros(input._shape[:1] + (n,) + input._shape[2:], dtype=sq._dtype,  # noqa: E731
@@ -215,6 +216,12 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
         div = div + padded.narrow(1, i, c)
     div = (div * (alpha / size) + k) ** beta
     return input / div
+
+
+def _no_half(kernel, x):
+    """PyTorch's error for the CPU kernels that lack float16 and bfloat16."""
+    if kernel is not None and x._dtype in (_dt.float16, _dt.bfloat16):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_pt_name(x._dtype)}'")
 
 
 # -- dropout ----------------------------------------------------------------------------------------------
@@ -402,8 +409,9 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps)) along ``dim`` (the inputs broadcast)."""
     shape = _tp.broadcast_shapes(x1._shape, x2._shape)
     a, b = x1.expand(shape), x2.expand(shape)
-    if not (a._dtype.is_floating_point and b._dtype.is_floating_point):
-        raise RuntimeError("cosine_similarity requires floating point inputs")
+    common = _tp.result_type(x1, x2)
+    if not common.is_floating_point:
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {_pt_name(common)}")
     na = _tp.norm(a, 2, dim, keepdim=True)
     nb = _tp.norm(b, 2, dim, keepdim=True)
     return ((a / na.clamp_min(eps)) * (b / nb.clamp_min(eps))).sum(dim)
@@ -434,6 +442,7 @@ def pdist(input, p=2):
         raise RuntimeError("pdist only supports non-negative p values")
     if not input._dtype.is_floating_point:
         raise RuntimeError("pdist only supports floating-point dtypes")
+    _no_half("pdist", input)
     i, j = _pair_indices(input._shape[0])
     if not i:
         return _tp.empty((0,), dtype=input._dtype, device=input._device)
@@ -630,6 +639,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
                            f"samples (batch size). Expected target size [{n}], but got {list(target._shape)}. Input "
                            f"has shape {list(input._shape)}.")
+    _no_half("multi_margin_loss_cpu_kernel", input)
     x = input.reshape(n, c)
     t = target.reshape(n)
     if n and ((t < 0) | (t >= c)).any().item():
@@ -655,6 +665,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     if target._shape != input._shape:
         raise RuntimeError(f"inconsistent target size: {list(target._shape)} for input of size: "
                            f"{list(input._shape)}")
+    _no_half("multilabel_margin_loss_forward_out_frame", input)
     x = input.reshape(n, c)
     rows = target.reshape(n, c).tolist()
     counts = []

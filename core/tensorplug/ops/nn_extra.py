@@ -293,6 +293,8 @@ def _check_cdist(x1, x2, p=2.0, compute_mode=None):
         raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {_pt_name(x1._dtype)}")
     if x1._dtype is not x2._dtype:
         raise RuntimeError(f"cdist only supports floating-point dtypes, X2 got: {_pt_name(x2._dtype)}")
+    if x1._dtype in (_dt.float16, _dt.bfloat16):
+        raise not_implemented("cdist", x1._dtype)
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
 

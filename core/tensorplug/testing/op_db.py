@@ -3372,3 +3372,4 @@ def _fill_expanded(input, expanded=False, value_tensor=False):
 _add("fill_.expanded", _fill_expanded, lambda a, expanded=False: np.full_like(a, 2), ALL, _expanded_samples(True),
      supports_autograd=False, aten=("fill_.Scalar",),
      error_inputs=_errors(lambda: _err(RuntimeError, _INTERNAL, _t((3, 4)), expanded=True, value_tensor=True)))
+from . import op_db_nn_misc  # noqa: E402,F401  (the nn misc entries)
