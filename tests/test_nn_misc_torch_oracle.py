@@ -7,6 +7,8 @@ outputs and gradients (inputs and parameters) must agree.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -282,3 +284,104 @@ def test_multi_head_attention_forward_matches_torch(case):
     for n in arrays:
         if t_ts[n].grad is not None:
             _close(o_ts[n].grad, t_ts[n].grad, f"grad {n}", atol=1e-9)
+
+
+# -- more modules, embedding_bag and cdist -------------------------------------------------------------------
+MODULE_CASES = [
+    ("PReLU", (3,), {}, (2, 3, 4)), ("PReLU", (), {"init": 0.1}, (3, 4)),
+    ("InstanceNorm1d", (3,), {"affine": True}, (2, 3, 5)),
+    ("InstanceNorm2d", (3,), {"affine": True, "track_running_stats": True}, (2, 3, 4, 4)),
+    ("InstanceNorm1d", (3,), {}, (3, 5)),
+    ("RMSNorm", (4,), {}, (3, 4)), ("RMSNorm", ((3, 4),), {"eps": 1e-3}, (2, 3, 4)),
+    ("LocalResponseNorm", (3,), {"k": 2.0}, (2, 5, 3)),
+    ("Bilinear", (3, 4, 2), {}, None), ("GLU", (), {}, (3, 4)), ("Softmax2d", (), {}, (2, 3, 4, 4)),
+    ("CosineSimilarity", (), {}, None), ("PairwiseDistance", (), {"p": 1.0}, None),
+]
+
+
+@pytest.mark.parametrize("cls,args,kwargs,shape", MODULE_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(MODULE_CASES)])
+def test_module_matches_torch(cls, args, kwargs, shape):
+    ours, theirs = getattr(nn, cls)(*args, **kwargs), getattr(torch.nn, cls)(*args, **kwargs)
+    assert repr(ours) == repr(theirs)
+    if cls == "Bilinear":
+        arrays = [_arr((5, 3), 1), _arr((5, 4), 2)]
+    elif cls in ("CosineSimilarity", "PairwiseDistance"):
+        arrays = [_arr((3, 4), 1), _arr((3, 4), 2)]
+    else:
+        arrays = [_arr(shape, 1)]
+    _compare_modules(ours, theirs, arrays, cls)
+    for name, buf in theirs.named_buffers():
+        _close(dict(ours.named_buffers())[name], buf, f"{cls} buffer {name}")
+
+
+def test_instance_norm_eval_uses_running_stats_like_torch():
+    ours, theirs = nn.InstanceNorm1d(3, track_running_stats=True), torch.nn.InstanceNorm1d(3, track_running_stats=True)
+    x = _arr((2, 3, 6), 1)
+    for _ in range(2):
+        ours(tp.tensor(x))
+        theirs(torch.from_numpy(x))
+    ours.eval()
+    theirs.eval()
+    _close(ours(tp.tensor(x * 2)), theirs(torch.from_numpy(x * 2)), "eval output")
+
+
+BAG_CASES = [
+    ({"mode": "sum"}, [[0, 2, 1], [3, 3, 5]], None),
+    ({"mode": "mean"}, [0, 2, 1, 4, 5], [0, 2, 2]),
+    ({"mode": "max"}, [1, 2, 4, 5], [0, 1]),
+    ({"mode": "sum", "include_last_offset": True}, [1, 2, 4, 5], [0, 3, 4]),
+    ({"mode": "mean", "padding_idx": 2}, [[0, 2], [2, 2]], None),
+]
+
+
+@pytest.mark.parametrize("kwargs,idx,offsets", BAG_CASES)
+def test_embedding_bag_matches_torch(kwargs, idx, offsets):
+    w = _arr((6, 3), 0)
+    ow, tw = tp.tensor(w).requires_grad_(), torch.from_numpy(w.copy()).requires_grad_()
+    oi, ti = tp.tensor(idx), torch.tensor(idx)
+    oo = None if offsets is None else tp.tensor(offsets)
+    to = None if offsets is None else torch.tensor(offsets)
+    out, ref = F.embedding_bag(oi, ow, oo, **kwargs), TF.embedding_bag(ti, tw, to, **kwargs)
+    _close(out, ref, "embedding_bag")
+    g = np.random.default_rng(1).standard_normal(tuple(ref.shape))
+    out.backward(tp.tensor(g))
+    ref.backward(torch.from_numpy(g))
+    _close(ow.grad, tw.grad, "embedding_bag weight grad")
+
+
+def test_embedding_bag_per_sample_weights_match_torch():
+    w, psw = _arr((6, 3), 0), _arr((4,), 1)
+    out = F.embedding_bag(tp.tensor([1, 2, 4, 5]), tp.tensor(w), tp.tensor([0, 2]), mode="sum",
+                          per_sample_weights=tp.tensor(psw))
+    ref = TF.embedding_bag(torch.tensor([1, 2, 4, 5]), torch.from_numpy(w), torch.tensor([0, 2]), mode="sum",
+                           per_sample_weights=torch.from_numpy(psw))
+    _close(out, ref, "per_sample_weights")
+
+
+@pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 3.0, math.inf])
+def test_cdist_matches_torch(p):
+    a, b = _arr((2, 3, 4), 1), _arr((2, 5, 4), 2)
+    b[0, 0] = a[0, 0]  # a zero distance: its gradient is 0 in both
+    (x, tx), (y, ty) = _pair(a), _pair(b)
+    out, ref = tp.cdist(x, y, p), torch.cdist(tx, ty, p)
+    _close(out, ref, "cdist")
+    out.sum().backward()
+    ref.sum().backward()
+    _close(x.grad, tx.grad, "cdist grad x1")
+    _close(y.grad, ty.grad, "cdist grad x2")
+
+
+def test_lstm_state_dict_from_torch_then_training_step_matches():
+    theirs = torch.nn.LSTM(4, 6, num_layers=2, batch_first=True).double()
+    ours = nn.LSTM(4, 6, num_layers=2, batch_first=True).double()
+    _load_from_torch(ours, theirs)
+    x = _arr((3, 5, 4), 1)
+    opt_o, opt_t = tp.optim.SGD(ours.parameters(), lr=0.1), torch.optim.SGD(theirs.parameters(), lr=0.1)
+    for _ in range(2):
+        for m, opt, xx in ((ours, opt_o, tp.tensor(x)), (theirs, opt_t, torch.from_numpy(x))):
+            opt.zero_grad()
+            out, (h, c) = m(xx)
+            (out.sum() + (h * c).sum()).backward()
+            opt.step()
+    for (name, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
+        _close(p, q, f"after two steps: {name}")

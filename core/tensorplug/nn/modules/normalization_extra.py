@@ -45,8 +45,9 @@ class _InstanceNorm(Module):
     _nd = 1
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
-                 dtype=None):
+                 dtype=None, *, bias=True):
         super().__init__()
+        self._bias = affine and bias
         self.num_features = num_features
         self.eps = eps
         self.momentum = momentum
@@ -55,7 +56,10 @@ class _InstanceNorm(Module):
         kw = {"device": device, "dtype": dtype}
         if affine:
             self.weight = Parameter(empty((num_features,), **kw))
-            self.bias = Parameter(empty((num_features,), **kw))
+            if self._bias:
+                self.bias = Parameter(empty((num_features,), **kw))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -76,7 +80,8 @@ class _InstanceNorm(Module):
             self.num_batches_tracked.zero_()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def forward(self, input):
         nd = self._nd
@@ -95,7 +100,7 @@ class _InstanceNorm(Module):
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"track_running_stats={self.track_running_stats}")
+                f"bias={self._bias}, track_running_stats={self.track_running_stats}")
 
 
 class InstanceNorm1d(_InstanceNorm):
