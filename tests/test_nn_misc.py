@@ -293,3 +293,16 @@ def test_new_losses_warn_on_legacy_arguments():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         F.soft_margin_loss(_rand(3), tp.ones(3, dtype=tp.float64), reduction="sum")
+
+
+def test_ctc_loss_single_path_and_unbatched():
+    # one frame per label and no blank can be skipped: the only alignment's probability
+    lp = tp.tensor([[0.5, 0.25, 0.25], [0.1, 0.2, 0.7]], dtype=tp.float64).log()
+    loss = F.ctc_loss(lp, tp.tensor([1, 2]), 2, 2, reduction="sum")
+    assert abs(loss.item() + math.log(0.25 * 0.7)) < 1e-12
+    assert F.ctc_loss(lp, tp.tensor([1, 2]), 2, 2, reduction="none").shape == ()
+    with pytest.raises(RuntimeError, match="blank must be in label range"):
+        F.ctc_loss(lp, tp.tensor([1]), 2, 1, blank=3)
+    impossible = F.ctc_loss(lp, tp.tensor([1, 1]), 2, 2, reduction="sum")
+    assert math.isinf(impossible.item())
+    assert nn.CTCLoss(zero_infinity=True)(lp, tp.tensor([1, 1]), 2, 2).item() == 0.0

@@ -385,3 +385,34 @@ def test_lstm_state_dict_from_torch_then_training_step_matches():
             opt.step()
     for (name, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
         _close(p, q, f"after two steps: {name}")
+
+
+CTC_CASES = [("mean", False, False), ("sum", True, False), ("none", False, True), ("mean", True, True)]
+
+
+@pytest.mark.parametrize("reduction,concatenated,zero_infinity", CTC_CASES)
+def test_ctc_loss_matches_torch(reduction, concatenated, zero_infinity):
+    logits = _arr((6, 3, 5), 0)
+    tg = np.array([[1, 2, 2], [3, 1, 0], [4, 4, 4]])
+    il, tl = [6, 5, 2], [3, 2, 3]  # the last sample cannot be aligned: its loss is inf
+    t = np.concatenate([tg[b, :tl[b]] for b in range(3)]) if concatenated else tg
+    (x, tx) = _pair(logits)
+    out = F.ctc_loss(x.log_softmax(-1), tp.tensor(t), tp.tensor(il), tp.tensor(tl), reduction=reduction,
+                     zero_infinity=zero_infinity)
+    ref = TF.ctc_loss(tx.log_softmax(-1), torch.tensor(t), torch.tensor(il), torch.tensor(tl), reduction=reduction,
+                      zero_infinity=zero_infinity)
+    _close(out, ref, "ctc_loss")
+    if zero_infinity:
+        g = np.random.default_rng(1).standard_normal(tuple(ref.shape))
+        out.backward(tp.tensor(g))
+        ref.backward(torch.from_numpy(g))
+        _close(x.grad, tx.grad, "ctc_loss grad")
+
+
+def test_ctc_loss_gradient_wrt_log_probs_is_torchs():
+    lp = torch.from_numpy(_arr((5, 2, 4), 2)).log_softmax(-1).detach().requires_grad_()
+    olp = tp.tensor(lp.detach().numpy()).requires_grad_()
+    F.ctc_loss(olp, tp.tensor([[1, 2], [3, 3]]), [5, 4], [2, 2]).backward()
+    TF.ctc_loss(lp, torch.tensor([[1, 2], [3, 3]]), [5, 4], [2, 2]).backward()
+    _close(olp.grad, lp.grad, "grad")
+    assert repr(nn.CTCLoss(blank=1)) == repr(torch.nn.CTCLoss(blank=1))

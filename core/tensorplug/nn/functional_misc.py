@@ -14,7 +14,7 @@ import tensorplug as _tp
 
 from .. import dtypes as _dt
 from ..autograd.grad_mode import no_grad
-from ..ops import nn_extra as _ex
+from ..ops import ctc as _ctc, nn_extra as _ex
 from ..ops.promotion import _pt_name
 
 __all__ = [
@@ -25,7 +25,7 @@ __all__ = [
     "embedding_bag", "cosine_similarity", "pairwise_distance", "pdist",
     "margin_ranking_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss", "cosine_embedding_loss",
     "gaussian_nll_loss", "poisson_nll_loss", "multilabel_soft_margin_loss", "multilabel_margin_loss",
-    "multi_margin_loss", "soft_margin_loss", "hinge_embedding_loss", "multi_head_attention_forward",
+    "multi_margin_loss", "soft_margin_loss", "hinge_embedding_loss", "multi_head_attention_forward", "ctc_loss",
 ]
 
 
@@ -810,3 +810,33 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if not batched:
         out = out.squeeze(1)
     return out, weights
+
+
+# -- CTC ------------------------------------------------------------------------------------------------------
+def _lengths(v):
+    if isinstance(v, int):
+        return [v]
+    if hasattr(v, "tolist"):
+        out = v.tolist()
+        return [out] if isinstance(out, int) else [int(n) for n in out]
+    return [int(n) for n in v]
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """The connectionist temporal classification loss of log-probabilities (T, N, C) (or (T, C)) against
+    targets (N, S) padded or 1-D concatenated; ``input_lengths`` and ``target_lengths`` per sample (tensors
+    or sequences, read on the host). "mean" divides each sample's loss by its target length, then
+    averages; ``zero_infinity`` makes impossible alignments' losses and gradients 0."""
+    reduction = _reduction(reduction)
+    unbatched = log_probs.dim() == 2
+    if unbatched:
+        log_probs = log_probs.unsqueeze(1)
+        targets = targets.unsqueeze(0)
+    il, tl = _lengths(input_lengths), _lengths(target_lengths)
+    nll, _ = _ctc.ctc_loss(log_probs, targets, il, tl, blank, zero_infinity)
+    if reduction == "mean":
+        div = _tp.tensor(tl, dtype=nll._dtype, device=nll._device).clamp_min(1)
+        return (nll / div).mean()
+    if reduction == "sum":
+        return nll.sum()
+    return nll.squeeze(0) if unbatched else nll

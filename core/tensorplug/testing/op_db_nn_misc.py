@@ -1,5 +1,6 @@
 """Op database entries of the nn misc functions: the activations of ``ops/nn_extra.py``, the norms,
-distances and losses of ``nn/functional_misc.py``, ``tensorplug.cdist`` and the LSTM recurrence.
+distances and losses of ``nn/functional_misc.py`` (CTC included), ``tensorplug.cdist`` and the LSTM
+recurrence.
 
 References compute in float64 with numpy and cast to the input's dtype. Gradient samples take their
 values from a grid that keeps off every kink and jump of these functions (0, +-0.5, +-3, the thresholds
@@ -15,11 +16,78 @@ import numpy as np
 import tensorplug as tp
 
 from . import samples as S
-from .op_db import _add, _nn, _errors, _err, _t, _random, _reduced, _NN_TOL, _not_impl
-from .opinfo import SampleInput
+from .opinfo import OP_DB, OpInfo, SampleInput, ErrorInput
 from .samples import FLOATING, make_tensor, index_tensor
 from ..nn import functional as F
 from ..ops import nn_extra as _ex
+
+# -- the entry helpers (op_db.py imports this module, so it cannot import them from there) --------------------
+_GRAD_MAX_NUMEL = 300  # op_db.GRAD_SAMPLE_MAX_NUMEL: gradcheck perturbs every element twice
+_NN_TOL = {"atol": 2e-2, "rtol": 2e-2}  # reduced-precision sums round at every step, in PyTorch and here alike
+
+
+def _tensors(x):
+    if isinstance(x, tp.Tensor):
+        yield x
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            yield from _tensors(v)
+    elif isinstance(x, dict):
+        for v in x.values():
+            yield from _tensors(v)
+
+
+def _small_when_grad(gen):
+    def sample_inputs(device, dtype, requires_grad):
+        for s in gen(device, dtype, requires_grad):
+            if requires_grad and sum(t.numel() for t in _tensors((s.input, s.args, s.kwargs))
+                                     if t.requires_grad) > _GRAD_MAX_NUMEL:
+                continue
+            yield s
+    return sample_inputs
+
+
+def _add(name, op, ref, dtypes, samples, **kw):
+    info = OpInfo(name=name, op=op, ref=ref, dtypes=tuple(dtypes), sample_inputs=_small_when_grad(samples), **kw)
+    OP_DB.append(info)
+    return info
+
+
+def _nn(name, ref, samples, **kw):
+    dtypes = kw.pop("dtypes", FLOATING)
+    return _add(f"nn.functional.{name}", getattr(F, name.partition(".")[0]), ref, dtypes, samples, **kw)
+
+
+def _random(name, op, dtypes, samples, **kw):
+    return _add(name, op, None, dtypes, samples, random=True, supports_autograd=False, **kw)
+
+
+def _err(exc, regex, input, *args, **kwargs):
+    return ErrorInput(SampleInput(input, args, kwargs), exc, regex)
+
+
+def _errors(*makers):
+    def error_inputs(device):
+        for m in makers:
+            yield m()
+    return error_inputs
+
+
+def _t(shape, dtype=tp.float32, seed=0, **kw):
+    return make_tensor(shape, dtype, seed=seed, **kw)
+
+
+def _not_impl(kernel, dtype_name):
+    return f'"{kernel}(_vml)?(_cpu)?" not implemented for \'{dtype_name}\''
+
+
+def _reduced(loss, reduction):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
 
 _F32_64 = (tp.float32, tp.float64)
 # values at least 0.2 from the kinks at 0, +-0.5 (the shrinks), +-3 (hardswish), 0.1 (threshold)
@@ -719,3 +787,81 @@ for _name, _fn, _kws in (
          ({"threshold": 0.1, "value": -2.0},))):
     _add(f"nn.functional.{_name}.on_clone", _on_clone(getattr(F, _name)), _unary(_fn), FLOATING,
          _unary_samples(_kws), inplace=getattr(F, _name), aten=(_name.rstrip("_"),), **_NN_TOL)
+
+
+# -- CTC ------------------------------------------------------------------------------------------------------
+def _ctc_ref(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False,
+             from_logits=False):
+    lp = S.f64(log_probs)
+    if from_logits:
+        lp = lp - lp.max(-1, keepdims=True)
+        lp = lp - np.log(np.exp(lp).sum(-1, keepdims=True))
+    il, tl = list(np.asarray(input_lengths).reshape(-1)), list(np.asarray(target_lengths).reshape(-1))
+    tg = np.asarray(targets)
+    out = []
+    for b in range(lp.shape[1]):
+        labels = tg[b, :tl[b]] if tg.ndim == 2 else tg[sum(tl[:b]):sum(tl[:b + 1])]
+        ext = [blank]
+        for c in labels:
+            ext += [int(c), blank]
+        alpha = np.full(len(ext), -np.inf)
+        alpha[0] = lp[0, b, ext[0]]
+        if len(ext) > 1:
+            alpha[1] = lp[0, b, ext[1]]
+        for t in range(1, il[b]):
+            new = np.full(len(ext), -np.inf)
+            for s in range(len(ext)):
+                terms = [alpha[s]] + ([alpha[s - 1]] if s else []) + \
+                    ([alpha[s - 2]] if s > 1 and ext[s] != blank and ext[s] != ext[s - 2] else [])
+                new[s] = np.logaddexp.reduce(terms) + lp[t, b, ext[s]]
+            alpha = new
+        nll = -np.logaddexp.reduce(alpha[-2:]) if len(ext) > 1 else -alpha[-1]
+        out.append(0.0 if zero_infinity and np.isinf(nll) else nll)
+    out = np.array(out)
+    if reduction == "mean":
+        out = (out / np.maximum(np.array(tl), 1)).mean()
+    elif reduction == "sum":
+        out = out.sum()
+    return S.cast(out, log_probs.dtype)
+
+
+def _ctc_samples(from_logits):
+    def sample_inputs(device, dtype, requires_grad):
+        def lp(shape, seed):
+            x = make_tensor(shape, dtype, -2, 2, seed=seed, requires_grad=requires_grad and from_logits)
+            return x if from_logits else x.log_softmax(-1)
+        kw = {"from_logits": True} if from_logits else {}
+        yield SampleInput(lp((5, 2, 4), 0), (index_tensor([[1, 2, 2], [3, 1, 0]]), index_tensor([5, 4]),
+                                             index_tensor([3, 2])), dict(kw), name="padded_mean")
+        yield SampleInput(lp((4, 3, 3), 1), (index_tensor([1, 2, 2, 1]), (4, 3, 2), (2, 1, 1)),
+                          {"reduction": "sum", **kw}, name="concatenated_sum")
+        yield SampleInput(lp((3, 2, 3), 2), (index_tensor([[1, 1, 1], [2, 0, 0]]), [3, 3], [3, 1]),
+                          {"reduction": "none", "zero_infinity": True, **kw}, name="zero_infinity")
+    return sample_inputs
+
+
+_ctc_errors = _errors(
+    lambda: _err(RuntimeError, "blank must be in label range", _t((5, 2, 4)).log_softmax(-1),
+                 index_tensor([[1], [2]]), [5, 5], [1, 1], blank=4),
+    lambda: _err(RuntimeError, "Expected input_lengths to have value at most 5, but got value 6",
+                 _t((5, 2, 4)).log_softmax(-1), index_tensor([[1], [2]]), [6, 5], [1, 1]),
+    lambda: _err(RuntimeError, "Expected tensor to have size at least 3 at dimension 1, but got size 1",
+                 _t((5, 2, 4)).log_softmax(-1), index_tensor([[1], [2]]), [5, 5], [3, 1]),
+    lambda: _err(ValueError, "bad is not a valid value for reduction", _t((5, 2, 4)).log_softmax(-1),
+                 index_tensor([[1], [2]]), [5, 5], [1, 1], reduction="bad"))
+# PyTorch's gradient treats the log-probabilities as log_softmax outputs: exact only through a log_softmax,
+# which the ".from_logits" entry applies (and gradchecks)
+_nn("ctc_loss", lambda *a, **k: _ctc_ref(*a, **k), _ctc_samples(False), dtypes=_F32_64, aten=("_ctc_loss",),
+    supports_autograd=False, error_inputs=_ctc_errors,
+    xfails={"vmap": "the input and target lengths are read on the host (.tolist()), as PyTorch reads them; a batched tensor does not allow it"},)
+
+
+def _ctc_from_logits(logits, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False,
+                     from_logits=True):
+    """``F.ctc_loss`` of ``logits.log_softmax(-1)``."""
+    return F.ctc_loss(logits.log_softmax(-1), targets, input_lengths, target_lengths, blank, reduction, zero_infinity)
+
+
+_add("nn.functional.ctc_loss.from_logits", _ctc_from_logits, _ctc_ref, _F32_64, _ctc_samples(True),
+     aten=("_ctc_loss", "_ctc_loss_backward", "log_softmax.int"),
+     xfails={"vmap": "the input and target lengths are read on the host (.tolist()), as PyTorch reads them; a batched tensor does not allow it"},)

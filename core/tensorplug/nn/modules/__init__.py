@@ -19,7 +19,7 @@ from .activation_extra import (Hardswish, Hardsigmoid, SELU, CELU, GLU, PReLU, R
                                Softshrink, Tanhshrink, Softmax2d)
 from .loss_extra import (MarginRankingLoss, TripletMarginLoss, TripletMarginWithDistanceLoss, CosineEmbeddingLoss,
                          GaussianNLLLoss, PoissonNLLLoss, MultiLabelSoftMarginLoss, MultiLabelMarginLoss,
-                         MultiMarginLoss, SoftMarginLoss, HingeEmbeddingLoss)
+                         MultiMarginLoss, SoftMarginLoss, HingeEmbeddingLoss, CTCLoss)
 from .normalization_extra import RMSNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LocalResponseNorm
 from .dropout_extra import Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout
 from .distance import CosineSimilarity, PairwiseDistance
@@ -42,6 +42,6 @@ __all__ += ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell
             "Softshrink", "Tanhshrink", "Softmax2d", "MarginRankingLoss", "TripletMarginLoss",
             "TripletMarginWithDistanceLoss", "CosineEmbeddingLoss", "GaussianNLLLoss", "PoissonNLLLoss",
             "MultiLabelSoftMarginLoss", "MultiLabelMarginLoss", "MultiMarginLoss", "SoftMarginLoss",
-            "HingeEmbeddingLoss", "RMSNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm",
+            "HingeEmbeddingLoss", "CTCLoss", "RMSNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm",
             "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "CosineSimilarity",
             "PairwiseDistance", "EmbeddingBag", "ParameterList", "ParameterDict"]

@@ -9,7 +9,7 @@ from .loss import _Loss, _WeightedLoss
 
 __all__ = ["MarginRankingLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CosineEmbeddingLoss",
            "GaussianNLLLoss", "PoissonNLLLoss", "MultiLabelSoftMarginLoss", "MultiLabelMarginLoss",
-           "MultiMarginLoss", "SoftMarginLoss", "HingeEmbeddingLoss"]
+           "MultiMarginLoss", "SoftMarginLoss", "HingeEmbeddingLoss", "CTCLoss"]
 
 
 class MarginRankingLoss(_Loss):
@@ -134,3 +134,16 @@ class HingeEmbeddingLoss(_Loss):
 
     def forward(self, input, target):
         return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification loss (see ``F.ctc_loss``)."""
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
