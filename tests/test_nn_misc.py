@@ -306,3 +306,18 @@ def test_ctc_loss_single_path_and_unbatched():
     impossible = F.ctc_loss(lp, tp.tensor([1, 1]), 2, 2, reduction="sum")
     assert math.isinf(impossible.item())
     assert nn.CTCLoss(zero_infinity=True)(lp, tp.tensor([1, 1]), 2, 2).item() == 0.0
+
+
+def test_ctc_loss_under_vmap_folds_the_examples_into_the_batch():
+    logits = _rand(4, 6, 2, 5, seed=7)
+    targets = tp.tensor([[1, 2], [3, 3]])
+
+    def f(x):
+        return F.ctc_loss(x.log_softmax(-1), targets, [6, 5], [2, 2], reduction="none")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a rule, not the slow loop
+        out = tp.vmap(f)(logits)
+        grads = tp.vmap(tp.func.grad(lambda x: f(x).sum()))(logits)
+    np.testing.assert_allclose(out.numpy(), tp.stack([f(logits[i]) for i in range(4)]).numpy(), atol=1e-12)
+    loop = tp.stack([tp.func.grad(lambda x: f(x).sum())(logits[i]) for i in range(4)])
+    np.testing.assert_allclose(grads.numpy(), loop.numpy(), atol=1e-12)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from .. import dtypes as _dt
 from ..autograd.formulas import derivative
 from ._common import document as _document
-from ._lib import defop
+from ._lib import DYNAMIC_SHAPE, defop
 from .pointwise import not_implemented
 
 
@@ -53,7 +53,7 @@ def _check_ctc(log_probs, targets, input_lengths, target_lengths, blank=0, zero_
 
 ctc_loss = _document(
     defop("_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, "
-          "bool zero_infinity=False) -> (Tensor, Tensor)", check=_check_ctc),
+          "bool zero_infinity=False) -> (Tensor, Tensor)", check=_check_ctc, tags=DYNAMIC_SHAPE),
     "The CTC negative log likelihood of each sample (N,) and the log forward variables (N, T, 2 * S + 1), "
     "for log-probabilities (T, N, C) and targets (N, S) or concatenated (sum of target_lengths,).")
 

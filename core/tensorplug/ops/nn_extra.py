@@ -47,11 +47,12 @@ def _inplace_of(fn):
     return lambda self, *args: self.copy_(fn(self, *args))
 
 
+# PyTorch tags neither hardswish nor hardswish_ pointwise (vmap batches them through the decomposition)
 hardswish = _document(defop("hardswish(Tensor self) -> Tensor", check=_floating("hardswish_cpu"),
-                            composite=_hardswish, tags=POINTWISE),
+                            composite=_hardswish),
                       "x * relu6(x + 3) / 6.")
 hardswish_ = _document(defop("hardswish_(Tensor(a!) self) -> Tensor(a!)", check=_floating("hardswish_cpu"),
-                             composite=_inplace_of(_hardswish), tags=POINTWISE), "In-place hardswish.")
+                             composite=_inplace_of(_hardswish)), "In-place hardswish.")
 hardsigmoid = _document(defop("hardsigmoid(Tensor self) -> Tensor", check=_floating("hardsigmoid_cpu"),
                               composite=_hardsigmoid, tags=POINTWISE),
                         "relu6(x + 3) / 6.")
@@ -127,8 +128,9 @@ def _threshold(self, threshold, value):
 threshold = _document(defop("threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor", check=_check_threshold,
                             composite=_threshold, tags=POINTWISE),
                       "x where x > threshold, else value.")
+# untagged, as in PyTorch
 threshold_ = _document(defop("threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)",
-                             check=_check_threshold, composite=_inplace_of(_threshold), tags=POINTWISE),
+                             check=_check_threshold, composite=_inplace_of(_threshold)),
                        "In-place threshold.")
 
 
@@ -193,7 +195,7 @@ def _rrelu(self, lower=0.125, upper=1.0 / 3.0, training=False, generator=None):
 
 
 rrelu = _document(defop("rrelu(Tensor self, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, "
-                        "Generator? generator=None) -> Tensor", check=_check_rrelu, composite=_rrelu, tags=SEEDED),
+                        "Generator? generator=None) -> Tensor", check=_check_rrelu, composite=_rrelu, tags=POINTWISE + SEEDED),
                   "leaky relu with slope (lower + upper) / 2; in training a slope drawn from U(lower, upper) per "
                   "negative element.")
 
