@@ -944,3 +944,7 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     """Mean over sliding windows of (N, C, D, H, W) or (C, D, H, W), with avg_pool2d's rules."""
     return _conv_ops.avg_pool3d(input, _ints(kernel_size), _stride(stride), _ints(padding), ceil_mode,
                                 count_include_pad, divisor_override)
+# -- more activations, norms, dropouts, embedding_bag, distances and losses (functional_misc.py) -----------------
+from .functional_misc import *  # noqa: E402,F401,F403
+from .functional_misc import __all__ as _misc_all  # noqa: E402
+__all__ += _misc_all

@@ -14,9 +14,11 @@ import warnings
 from ..autograd.grad_mode import no_grad
 from ..ops.factories import eye, empty
 from ..ops.linalg_decomp import qr as _qr
+from ..ops.random import randperm
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "eye_", "xavier_uniform_",
-           "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "trunc_normal_"]
+           "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "trunc_normal_", "dirac_",
+           "sparse_"]
 
 _LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
 
@@ -178,4 +180,39 @@ def orthogonal_(tensor, gain=1.0, generator=None):
             q = q.t()
         tensor.view(q.shape).copy_(q)
         tensor.mul_(gain)
+    return tensor
+
+
+def dirac_(tensor, groups=1):
+    """The identity of a 3-, 4- or 5-D convolution weight: 1 at the centre of the kernel of each output
+    channel's matching input channel (per group), 0 elsewhere."""
+    d = tensor.dim()
+    if d not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tensor.shape
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = sizes[0] // groups
+    min_dim = min(per_group, sizes[1])
+    with no_grad():
+        tensor.zero_()
+        centre = tuple(s // 2 for s in sizes[2:])
+        for g in range(groups):
+            for k in range(min_dim):
+                tensor[(g * per_group + k, k) + centre] = 1
+    return tensor
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """A 2-D tensor from N(0, std) with a fraction ``sparsity`` of each column's entries (rounded up) set
+    to zero, at rows drawn at random."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = int(math.ceil(sparsity * rows))
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for c in range(cols):
+            zero_rows = randperm(rows, generator=generator, device=tensor.device)[:num_zeros]
+            tensor[zero_rows, c] = 0
     return tensor

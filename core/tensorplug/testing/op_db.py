@@ -3379,3 +3379,4 @@ from . import op_db_nn_conv  # noqa: E402,F401  (the convolution family: conv3d,
 from . import op_db_math as _op_db_math  # noqa: E402  (math, special functions and statistics)
 _op_db_math.register(_sys.modules[__name__])
 from . import op_db_fft  # noqa: E402,F401  complex numbers and tensorplug.fft
+from . import op_db_nn_misc  # noqa: E402,F401  (the nn misc entries)

@@ -539,6 +539,44 @@ def multinomial_rule(ctx, op, vals, bdims, args):
     return _view(res, shape[:-1] + (res._shape[-1],)), 0
 
 
+def _fold_examples(ctx, v, bd, n_dim):
+    """``v`` (one example's logical dim ``n_dim`` is the sample dim N) with the examples folded into that dim:
+    B * N samples, example-major. An unbatched ``v`` is shared by every example."""
+    v = front(v, bd) if bd is not None else _expand(_unsqueeze(v, 0), (ctx.size,) + tuple(v._shape))
+    shape = v._shape
+    if n_dim:
+        v = _permute(v, tuple(range(1, n_dim + 1)) + (0,) + tuple(range(n_dim + 1, len(shape))))
+        shape = v._shape
+    return _reshape(v, shape[:n_dim] + (shape[n_dim] * shape[n_dim + 1],) + shape[n_dim + 2:])
+
+
+def _ctc_targets(ctx, targets, bd, target_lengths):
+    if len(targets._shape) - (bd is not None) == 2:
+        return _fold_examples(ctx, targets, bd, 0)
+    # concatenated targets: each example's first sum(target_lengths) labels, one example after the other
+    v = front(targets, bd) if bd is not None else _expand(_unsqueeze(targets, 0), (ctx.size,) + tuple(targets._shape))
+    return _reshape(v.narrow(1, 0, sum(target_lengths)), (-1,))
+
+
+def ctc_loss_rule(ctx, op, vals, bdims, args):
+    """The examples become more samples of the CTC batch: one call over B * N samples."""
+    lp, targets, il, tl, blank, zero_inf = vals
+    t_max, n = args[0]._shape[:2]
+    nll, alpha = op.positional(_fold_examples(ctx, lp, bdims[0], 1), _ctc_targets(ctx, targets, bdims[1], tl),
+                               list(il) * ctx.size, list(tl) * ctx.size, blank, zero_inf)
+    return (_reshape(nll, (ctx.size, n)), _reshape(alpha, (ctx.size, n) + alpha._shape[1:])), (0, 0)
+
+
+def ctc_loss_backward_rule(ctx, op, vals, bdims, args):
+    grad, lp, targets, il, tl, nll, alpha, blank, zero_inf = vals
+    t_max, n, c = args[1]._shape
+    res = op.positional(_fold_examples(ctx, grad, bdims[0], 0), _fold_examples(ctx, lp, bdims[1], 1),
+                        _ctc_targets(ctx, targets, bdims[2], tl), list(il) * ctx.size, list(tl) * ctx.size,
+                        _fold_examples(ctx, nll, bdims[5], 0), _fold_examples(ctx, alpha, bdims[6], 0), blank,
+                        zero_inf)
+    return _reshape(res, (t_max, ctx.size, n, c)), 1
+
+
 # --------------------------------------------------------------------------
 # The table
 # --------------------------------------------------------------------------
@@ -605,6 +643,8 @@ RULES.update({
     "_fft_c2c": dims_shift(),
     "_fft_r2c": dims_shift(),
     "_fft_c2r": dims_shift(),
+    "_ctc_loss": ctc_loss_rule,
+    "_ctc_loss_backward": ctc_loss_backward_rule,
 })
 
 

@@ -22,6 +22,19 @@ from .upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d
 from .pooling_extra import MaxPool3d, AvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d
 from .loss import (CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, BCELoss, BCEWithLogitsLoss, HuberLoss, SmoothL1Loss,
                    KLDivLoss)
+from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
+from .activation_extra import (Hardswish, Hardsigmoid, SELU, CELU, GLU, PReLU, RReLU, Softsign, Threshold, Hardshrink,
+                               Softshrink, Tanhshrink, Softmax2d)
+from .loss_extra import (MarginRankingLoss, TripletMarginLoss, TripletMarginWithDistanceLoss, CosineEmbeddingLoss,
+                         GaussianNLLLoss, PoissonNLLLoss, MultiLabelSoftMarginLoss, MultiLabelMarginLoss,
+                         MultiMarginLoss, SoftMarginLoss, HingeEmbeddingLoss, CTCLoss)
+from .normalization_extra import RMSNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LocalResponseNorm
+from .dropout_extra import Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout
+from .distance import CosineSimilarity, PairwiseDistance
+from .sparse_extra import EmbeddingBag
+from .container_extra import ParameterList, ParameterDict
+from .transformer import (Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,
+                          TransformerDecoderLayer)
 
 __all__ = [
     "Module", "Sequential", "ModuleList", "ModuleDict", "Identity", "Linear", "Bilinear", "Conv1d", "Conv2d",
@@ -36,3 +49,12 @@ __all__ += ["Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConstantPad1d", "Co
             "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d",
             "CircularPad3d", "PixelShuffle", "PixelUnshuffle", "Fold", "Unfold", "Upsample", "UpsamplingNearest2d",
             "UpsamplingBilinear2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "MaxPool3d", "AvgPool3d"]
+__all__ += ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "Transformer",
+            "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer",
+            "Hardswish", "Hardsigmoid", "SELU", "CELU", "GLU", "PReLU", "RReLU", "Softsign", "Threshold", "Hardshrink",
+            "Softshrink", "Tanhshrink", "Softmax2d", "MarginRankingLoss", "TripletMarginLoss",
+            "TripletMarginWithDistanceLoss", "CosineEmbeddingLoss", "GaussianNLLLoss", "PoissonNLLLoss",
+            "MultiLabelSoftMarginLoss", "MultiLabelMarginLoss", "MultiMarginLoss", "SoftMarginLoss",
+            "HingeEmbeddingLoss", "CTCLoss", "RMSNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm",
+            "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "CosineSimilarity",
+            "PairwiseDistance", "EmbeddingBag", "ParameterList", "ParameterDict"]
