@@ -63,7 +63,7 @@ def get_default_device():
     return _state.default_device
 
 
-_LAZY_SUBMODULES = ("nn", "optim", "utils")  # imported on first use: they cost import time
+_LAZY_SUBMODULES = ("nn", "optim", "utils", "amp")  # imported on first use: they cost import time
 
 # what a user sees: the names defined above, the ops' public functions, and the lazy submodules
 __all__ = sorted({k for k in globals() if not k.startswith("_") and k != "annotations"} | set(_LAZY_SUBMODULES))
