@@ -4,6 +4,7 @@
 import builtins as _builtins
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
+from . import amp as amp
 from . import autograd as autograd
 from . import backend as backend
 from . import dispatch as dispatch

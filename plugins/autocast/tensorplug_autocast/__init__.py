@@ -49,4 +49,4 @@ def tensorplug_conformance():
     from .conformance import register  # lazy: the cases load only when the conformance kit asks
     register()
     return [{"transform": "autocast", "backend": "cpu"},
-            {"name": "autocast-openreg", "transform": "autocast", "backend": "openreg"}]
+            {"name": "autocast:openreg", "transform": "autocast", "backend": "openreg"}]

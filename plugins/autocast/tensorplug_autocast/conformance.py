@@ -1,4 +1,4 @@
-"""Autocast's conformance check: ``tensorplug conformance autocast`` (and ``autocast-openreg``).
+"""Autocast's conformance check: ``tensorplug conformance autocast`` (and ``autocast:openreg``).
 
 For every op of the database with float32 samples, each sample is run outside and inside an
 autocast region on the backend. Inside, the output dtype must be what the device type's policy

@@ -197,3 +197,18 @@ class Policy:
     def __repr__(self):
         counts = ", ".join(f"{c}: {len(self.names(c))}" for c in CATEGORIES)
         return f"<autocast policy for {self.device_type!r}: {counts}>"
+
+
+def markdown_tables():
+    """The default lists as the markdown docs/autocast.md shows (between its generated markers)."""
+    out = []
+    for device, table in DEFAULTS.items():
+        total = sum(len(v) for v in table.values())
+        out.append(f"#### `{device}` ({total} operators)\n")
+        out.append("| category | operators |")
+        out.append("| --- | --- |")
+        for cat in CATEGORIES:
+            names = sorted(table[cat])
+            out.append(f"| `{cat}` | {', '.join(f'`{n}`' for n in names) if names else '-'} |")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"

@@ -314,3 +314,11 @@ def test_disabled_by_environment_variable():
     env = {**__import__("os").environ, "TENSORPLUG_DISABLE_PLUGINS": "autocast"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert "provided by the plugin 'autocast'" in out and "disabled" in out
+
+
+def test_docs_page_shows_the_tables_of_the_code():
+    from pathlib import Path
+    from tensorplug_autocast.policy import markdown_tables
+    page = (Path(__file__).parents[3] / "docs" / "autocast.md").read_text()
+    start = page.index("<!-- generated: autocast tables -->\n") + len("<!-- generated: autocast tables -->\n")
+    assert page[start:page.index("<!-- end generated -->")] == markdown_tables()

@@ -7,5 +7,5 @@ conformance_tests(globals(), backend="autocast")
 
 
 def test_conformance_on_openreg():
-    report = run_conformance("autocast-openreg")
+    report = run_conformance("autocast:openreg")
     assert report.ok, report.table()

@@ -8,7 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import tensorplug as tp  # noqa: E402
-from tensorplug.testing.op_db import op_db  # noqa: E402
+from tensorplug.testing import load_op_db  # noqa: E402
 from tensorplug_autocast import policy as P  # noqa: E402
 
 
@@ -78,7 +78,7 @@ def _is_public_function(info):
     return getattr(tp.Tensor, parts[0], None) is not None and info.op is getattr(tp.Tensor, parts[0])
 
 
-CASES = [info for info in op_db() if tp.float32 in info.dtypes and not info.random and info.sample_inputs
+CASES = [info for info in load_op_db() if tp.float32 in info.dtypes and not info.random and info.sample_inputs
          and _is_public_function(info)]
 
 # tensorplug computes these through operators autocast reaches where PyTorch has one kernel
