@@ -14,7 +14,7 @@ from tensorplug import Tensor
 from tensorplug.plugin_api import exclude_keys
 
 from .policy import BANNED_MESSAGE
-from .state import STATE, cached_cast
+from .state import STATE, cached_cast, to_dtype
 
 _F32 = tensorplug.float32
 _F64 = tensorplug.float64
@@ -31,7 +31,7 @@ def _cast_arg(a, dev, dtype, cache):
     if a.__class__ is Tensor or isinstance(a, Tensor):
         if a._dtype is dtype or not _is_floating(a, dev):
             return a
-        return cached_cast(a, dtype) if cache else a.to(dtype)
+        return cached_cast(a, dtype) if cache else to_dtype(a, dtype)
     if isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor):
         return type(a)(_cast_arg(x, dev, dtype, cache) for x in a)
     return a

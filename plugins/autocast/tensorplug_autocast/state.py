@@ -13,7 +13,7 @@ import threading
 import weakref
 
 import tensorplug
-from tensorplug.plugin_api import key_bit, set_thread_keys, thread_keys
+from tensorplug.plugin_api import key_bit, lookup_op, set_thread_keys, thread_keys
 
 from .backends import backend_default_dtype
 
@@ -54,6 +54,17 @@ def default_dtype(device_type):
     return backend_default_dtype(device_type)
 
 
+_TO_COPY = [None]
+
+
+def to_dtype(t, dtype):
+    """``t.to(dtype)`` through the ``_to_copy`` operator's entry (no argument parsing of ``Tensor.to``)."""
+    entry = _TO_COPY[0]
+    if entry is None:
+        entry = _TO_COPY[0] = lookup_op("tensorplug::_to_copy").entry
+    return entry(t, dtype=dtype)
+
+
 def cached_cast(t, dtype):
     """``t.to(dtype)``, reusing the copy made earlier in this region for a float32 weight.
 
@@ -70,10 +81,10 @@ def cached_cast(t, dtype):
         hit = st.cache.get(key)
         if hit is not None and hit[0]() is t and hit[1] == t._version and hit[2] is grad_on and hit[3] is dtype:
             return hit[4]
-        out = t.to(dtype)
+        out = to_dtype(t, dtype)
         st.cache[key] = (weakref.ref(t), t._version, grad_on, dtype, out)
         return out
-    return t.to(dtype)
+    return to_dtype(t, dtype)
 
 
 def clear_cache():
