@@ -106,11 +106,16 @@ class autocast:
         self.device = device_type
         self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
         self._cache_enabled = is_autocast_cache_enabled() if cache_enabled is None else bool(cache_enabled)
+        enabled = bool(enabled)
         if not is_autocast_available(device_type):
-            raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
+            if device_type == "cuda":  # PyTorch's CPU-only build: a warning, and the region runs as is
+                warnings.warn("User provided device_type of 'cuda', but CUDA is not available or torch_xla is "
+                              "imported. Disabling autocast.", UserWarning, stacklevel=2)
+                enabled = False
+            else:
+                raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
         if not isinstance(self.fast_dtype, tensorplug.dtype):
             raise TypeError(f"autocast(): dtype must be a tensorplug.dtype, not {type(self.fast_dtype).__name__}")
-        enabled = bool(enabled)
         if enabled and not _supported(device_type, self.fast_dtype):
             names = " and ".join(f"torch.{d.name}" for d in backends.supported_dtypes(device_type))
             if device_type == "cpu":

@@ -112,6 +112,10 @@ def test_set_functions_and_errors():
         tp.autocast(tp.device("cpu"))
     with pytest.raises(RuntimeError, match="User specified an unsupported autocast device_type 'nodev'"):
         tp.autocast("nodev")
+    with pytest.warns(UserWarning, match="CUDA is not available or torch_xla is imported. Disabling autocast."):
+        region = tp.autocast("cuda")
+    with region:
+        assert not tp.is_autocast_enabled("cuda")
     assert tp.amp.is_autocast_available("cpu") and not tp.amp.is_autocast_available("nodev")
 
 
