@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DISTS = {".": "tensorplug", "plugins/cpu": "tensorplug-cpu", "plugins/profiler": "tensorplug-profiler",
          "plugins/vmap": "tensorplug-vmap", "plugins/privateuse1_example": "tensorplug-openreg",
-         "examples/minimal_backend": "tensorplug-minimal"}
+         "examples/minimal_backend": "tensorplug-minimal", "plugins/autocast": "tensorplug-autocast"}
 
 
 @pytest.fixture(scope="module")

@@ -119,14 +119,18 @@ def test_plugin_for_another_api_version_is_failed_and_import_still_works():
 def test_the_plugins_in_this_repository_declare_the_api_and_a_bounded_core():
     import re
     major, minor = (int(x) for x in tensorplug.__version__.split(".")[:2])
-    for pyproject in [ROOT / "plugins" / d / "pyproject.toml" for d in ("cpu", "profiler", "vmap",
+    for pyproject in [ROOT / "plugins" / d / "pyproject.toml" for d in ("cpu", "profiler", "vmap", "autocast",
                                                                           "privateuse1_example")] + \
             [ROOT / "examples" / "minimal_backend" / "pyproject.toml"]:
         deps = re.findall(r'"([^"]+)"', re.search(r"^dependencies = \[(.*)\]", pyproject.read_text(), re.M).group(1))
         core = [d for d in deps if d.split(">")[0].split("<")[0].split("=")[0].strip() == "tensorplug"]
         assert core == [f"tensorplug>={major}.{minor},<{major}.{minor + 1}"], pyproject
-    for name in ("cpu", "profiler", "vmap", "openreg", "minimal"):
-        assert tensorplug.plugins.get(name).obj.TENSORPLUG_API == plugin_api.API_VERSION
+    for name in ("cpu", "profiler", "vmap", "openreg", "minimal", "autocast"):
+        major, minor = tensorplug.plugins.get(name).obj.TENSORPLUG_API
+        # written for this API or an earlier minor of it (a minor release only adds names)
+        assert major == plugin_api.API_VERSION[0] and minor <= plugin_api.API_VERSION[1], name
+        plugin_api.check_api_version((major, minor))
+    assert tensorplug.plugins.get("autocast").obj.TENSORPLUG_API == (1, 1)  # it uses set_thread_keys
 
 
 def test_normalize_device_validates_the_ordinal_and_fills_the_index_in():

@@ -189,22 +189,9 @@ def test_grad_scaler_errors():
         scaler.load_state_dict({})
 
 
-def test_autocast_is_a_no_op_context_and_decorator():
-    x = tp.ones(2, 2)
-    with tp.autocast(device_type="cpu", dtype=tp.bfloat16):
-        y = x @ x
-    assert y.dtype == tp.float32
-    with tp.amp.autocast("cpu"):
-        assert not tp.amp.is_autocast_enabled("cpu")
-
-    @tp.autocast("cpu")
-    def f(a):
-        return a + 1
-    assert f(x).tolist() == [[2.0, 2.0], [2.0, 2.0]]
+def test_autocast_comes_from_the_plugin_and_checks_arguments():
+    # the casting itself is tested with the plugin (plugins/autocast/tests)
     assert tp.autocast is tp.amp.autocast
-
-
-def test_autocast_checks_arguments():
     with pytest.raises(ValueError, match="Expected `device_type` of type `str`"):
         tp.autocast(tp.device("cpu"))
     with pytest.warns(UserWarning, match="CUDA is not available or torch_xla is imported. Disabling autocast."):
@@ -217,32 +204,14 @@ def test_autocast_checks_arguments():
             tp.cuda.amp.autocast()
 
 
-def test_autocast_handler_hook():
-    events = []
-
-    class Handler:
-        def enter(self, device_type, dtype, enabled, cache_enabled):
-            events.append(("enter", device_type, dtype, enabled))
-            return len(events)
-
-        def exit(self, token):
-            events.append(("exit", token))
-
-        def is_enabled(self, device_type):
-            return True
-
-        def is_available(self, device_type):
-            return device_type == "cpu"
-
-    previous = tp.amp.set_autocast_handler(Handler())
+def test_amp_names_the_plugin_when_it_is_disabled():
+    tp.plugins.disable("autocast")
     try:
-        with tp.autocast("cpu"):
-            assert tp.amp.is_autocast_enabled("cpu")
-        assert tp.amp.is_autocast_available("cpu") and not tp.amp.is_autocast_available("cuda")
+        with pytest.raises(AttributeError, match="tensorplug.amp.autocast is provided by the plugin 'autocast'"):
+            tp.amp.autocast
+        assert tp.amp.GradScaler("cpu").is_enabled()   # the scaler is the core's
     finally:
-        tp.amp.set_autocast_handler(previous)
-    assert events == [("enter", "cpu", tp.bfloat16, True), ("exit", 1)]
-    assert not tp.amp.is_autocast_available("cpu")
+        tp.plugins.enable("autocast")
 
 
 # -- accelerator, backends, distributed, nn.parallel -----------------------------------------------------------

@@ -73,18 +73,14 @@ def get_default_device():
 
 _LAZY_SUBMODULES = ("nn", "optim", "utils",  # imported on first use: they cost import time
                     "cuda", "amp", "accelerator", "backends", "distributed", "distributions", "testing", "linalg", "special", "fft")
-_LAZY_ATTRS = {"autocast": "amp"}  # tensorplug.autocast is tensorplug.amp.autocast
 
 # what a user sees: the names defined above, the ops' public functions, and the lazy submodules
-__all__ = sorted({k for k in globals() if not k.startswith("_") and k != "annotations"} | set(_LAZY_SUBMODULES)
-                 | set(_LAZY_ATTRS))
+__all__ = sorted({k for k in globals() if not k.startswith("_") and k != "annotations"} | set(_LAZY_SUBMODULES))
 
 
 def __getattr__(name):
     if name in _LAZY_SUBMODULES:
         return _importlib.import_module(f"{__name__}.{name}")
-    if name in _LAZY_ATTRS:
-        return getattr(_importlib.import_module(f"{__name__}.{_LAZY_ATTRS[name]}"), name)
     from .plugins import NAMESPACE, missing_name_error, complete_pending  # lazy: the manager is imported by then; a name miss is rare
     if name in NAMESPACE or (not name.startswith("__") and complete_pending() and name in NAMESPACE):
         return NAMESPACE[name]

@@ -40,6 +40,14 @@ class Backend:
     ks = 0
     owner = None
     slot = None  # request a fixed backend slot (PrivateUse1 uses 15); None = first free
+    # read by the autocast plugin (docs/autocast.md): the lower-precision dtypes the device computes
+    # in (None: float16 and bfloat16), a region's default dtype (None: bfloat16 on cpu, float16
+    # elsewhere), which of PyTorch's lists it starts from ("cpu" or "cuda"; None: cpu's for cpu,
+    # cuda's elsewhere) and {op name: category or None} overrides of those lists
+    autocast_dtypes = None
+    autocast_dtype = None
+    autocast_lists = None
+    autocast_policy = None
 
     def is_available(self) -> bool:
         return True

@@ -16,6 +16,7 @@ downloaded.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 import time
@@ -57,12 +58,13 @@ class _AddChannel(nn.Module):
         return x.unsqueeze(1)
 
 
-def evaluate(model, x, y, batch_size=512):
+def evaluate(model, x, y, batch_size=512, amp=None):
     model.eval()
     correct, total_loss = 0, 0.0
     with tp.no_grad():
         for i in range(0, len(y), batch_size):
-            logits = model(x[i:i + batch_size])
+            with amp() if amp is not None else contextlib.nullcontext():
+                logits = model(x[i:i + batch_size])
             total_loss += F.cross_entropy(logits, y[i:i + batch_size], reduction="sum").item()
             correct += (logits.argmax(1) == y[i:i + batch_size]).sum().item()
     model.train()
@@ -95,6 +97,7 @@ def train(args):
         print(f"loaded {args.load}: test loss {loss:.4f}, test accuracy {acc:.2%}")
         return acc
     opt = tp.optim.Adam(model.parameters(), lr=args.lr)
+    amp, scaler = _mixed_precision(args)
     loader = tp.utils.data.DataLoader(tp.utils.data.TensorDataset(x_train, y_train), batch_size=args.batch_size,
                                       shuffle=True, generator=tp.Generator().manual_seed(args.seed))
     print(f"training a {args.model.upper()} on {len(y_train)} digits ({len(y_test)} held out) on "
@@ -106,14 +109,20 @@ def train(args):
         bar = tqdm(loader, desc=f"epoch {epoch:2d}/{args.epochs}", leave=False, file=sys.stdout,
                    disable=not sys.stdout.isatty() and not args.progress)
         for xb, yb in bar:
-            loss = F.cross_entropy(model(xb), yb)
+            with amp() if amp is not None else contextlib.nullcontext():
+                loss = F.cross_entropy(model(xb), yb)
             opt.zero_grad()
-            loss.backward()
-            opt.step()
+            if scaler is not None:   # float16: scale the loss so small gradients do not flush to zero
+                scaler.scale(loss).backward()
+                scaler.step(opt)
+                scaler.update()
+            else:
+                loss.backward()
+                opt.step()
             running += loss.item() * len(yb)
             seen += len(yb)
             bar.set_postfix(loss=f"{running / seen:.4f}")
-        test_loss, acc = evaluate(model, x_test, y_test)
+        test_loss, acc = evaluate(model, x_test, y_test, amp=amp)
         print(f"epoch {epoch:2d}: train loss {running / seen:.4f}  test loss {test_loss:.4f}  "
               f"test accuracy {acc:.2%}")
     print(f"done in {time.perf_counter() - start:.1f} s: test accuracy {acc:.2%}")
@@ -121,6 +130,21 @@ def train(args):
         tp.save(model.state_dict(), args.save)
         print(f"saved the weights to {args.save}")
     return acc
+
+
+def _mixed_precision(args):
+    """``(region, scaler)`` for ``--amp``: a factory of autocast regions, and a GradScaler for float16."""
+    if args.amp is None:
+        return None, None
+    try:
+        autocast = tp.autocast  # provided by the tensorplug-autocast plugin
+    except AttributeError as e:
+        raise SystemExit(str(e)) from None
+    dtype = {"bf16": tp.bfloat16, "fp16": tp.float16}[args.amp]
+    device_type = tp.device(args.device).type
+    print(f"mixed precision: autocast to {dtype} on {device_type}" + (" with a GradScaler" if args.amp == "fp16" else ""))
+    scaler = tp.amp.GradScaler(device_type) if args.amp == "fp16" else None
+    return (lambda: autocast(device_type, dtype=dtype)), scaler
 
 
 def _section(title):
@@ -167,6 +191,8 @@ def parser():
     ap.add_argument("--load", metavar="PATH", help="evaluate saved weights instead of training")
     ap.add_argument("--progress", action="store_true", help="show progress bars even when not on a terminal")
     ap.add_argument("--tour", action="store_true", help="show tensors, promotion, plugins and dispatch instead")
+    ap.add_argument("--amp", choices=("bf16", "fp16"), help="train in mixed precision under autocast (needs "
+                    "tensorplug-autocast); fp16 adds a GradScaler")
     ap.add_argument("--profile", nargs="?", const="tensorplug-demo-trace.json", metavar="TRACE",
                     help="profile the run (needs tensorplug-profiler): print the top ops, write a Chrome "
                          "trace to TRACE (default tensorplug-demo-trace.json)")

@@ -146,7 +146,10 @@ def tensorplug_conformance():
     Return a dict with any of: ``"backend"`` (device type tested),
     ``"transform"`` (transform name), ``"ops"`` (op names it covers, default
     all), ``"xfail"`` ({op name: reason}), ``"skip"`` ({op name: reason}),
-    ``"dtypes"`` (list of dtypes to test).
+    ``"dtypes"`` (list of dtypes to test), ``"name"`` (the target's name,
+    default the transform's or the backend's). A list of such dicts declares
+    several targets, e.g. a transform checked on two backends (each with its
+    own ``"name"``).
 
     Example::
 

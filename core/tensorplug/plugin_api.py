@@ -39,7 +39,7 @@ from .autograd import graph as _graph
 from .backend import Backend, backend_for, canonical_device
 from .device import device
 from .dispatch.dispatcher import (FALLTHROUGH as fallthrough_kernel, include_keys, exclude_keys, lookup_op, OpOverload,
-                                  OPS as _OPS, tls_state as _tls_state)
+                                  OPS as _OPS, tls_state as _tls_state, set_tls_state as _set_tls_state)
 from .dispatch.keys import FunctionalityKey, REGISTRY as _REGISTRY
 from .dispatch.library import Library
 from .hookspecs import hookimpl
@@ -60,7 +60,7 @@ from .ops.random import host_rng, random_bounds, initial_seed
 __all__ = [
     "API_VERSION", "CORE_VERSION", "Backend", "Tensor", "device", "hookimpl", "Library", "FunctionalityKey",
     "fallthrough_kernel", "OpOverload", "include_keys", "exclude_keys", "lookup_op", "backend", "key_set", "normalize_device",
-    "wrap", "wrap_view", "tensor_maker", "native", "new_wrapper", "autograd_bit", "key_bit", "functionality_key", "operators", "thread_keys",
+    "wrap", "wrap_view", "tensor_maker", "native", "new_wrapper", "autograd_bit", "key_bit", "functionality_key", "operators", "thread_keys", "set_thread_keys",
     "all_dtypes", "BOOL", "INTEGRAL", "FLOATING", "COMPLEX", "binary_dtype", "result_type", "float_dtype", "sum_dtype", "any_dtype", "broadcast_shapes", "matmul_shape",
     "wrap_dim", "is_contiguous", "index_bounds_error", "index_select_range_error", "check_index_put_shapes",
     "cat_plan", "infer_size", "squeeze_dims", "select_index", "slice_bounds", "view_strides", "view_impl",
@@ -121,6 +121,16 @@ def operators():
 def thread_keys():
     """``(include, exclude)``: this thread's key sets that every call ORs in and masks off."""
     return _tls_state()
+
+
+def set_thread_keys(include, exclude):
+    """Replace this thread's include and exclude key sets (ints, as :func:`thread_keys` gives them).
+
+    For a transform whose switch is a state rather than a block (``set_autocast_enabled``):
+    read both sets with :func:`thread_keys`, change only your key's bit, write both back. Blocks
+    should use :func:`include_keys` / :func:`exclude_keys`, which restore the sets on exit.
+    """
+    _set_tls_state(int(include), int(exclude))
 
 
 # -- building tensors --------------------------------------------------------------------------

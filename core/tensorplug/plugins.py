@@ -54,12 +54,18 @@ NAMESPACE_OWNER: dict = {}  # public name -> plugin providing it now
 # plugin provided earlier in this process (so the error after disabling says who).
 # Only plugins that exist in this repository are named here; a plugin still to
 # come adds its names when it lands.
-NAME_PROVIDERS: dict = {"vmap": "vmap", "profiler": "profiler", "openreg": "openreg"}
+NAME_PROVIDERS: dict = {"vmap": "vmap", "profiler": "profiler", "openreg": "openreg",
+                        **{n: "autocast" for n in (
+                            "autocast", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
+                            "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
+                            "clear_autocast_cache", "autocast_increment_nesting", "autocast_decrement_nesting",
+                            "amp.autocast", "amp.is_autocast_available", "amp.custom_fwd", "amp.custom_bwd",
+                            "amp.policy", "amp.cache_info")}}
 
 # Where a user gets the plugins the core knows of by name, for error messages.
 KNOWN_PLUGINS = {
     "cpu": "tensorplug-cpu", "openreg": "tensorplug-openreg", "vmap": "tensorplug-vmap",
-    "profiler": "tensorplug-profiler", "minimal": "tensorplug-minimal",
+    "profiler": "tensorplug-profiler", "minimal": "tensorplug-minimal", "autocast": "tensorplug-autocast",
 }
 _backend.BACKEND_PROVIDERS.update({"CPU": ("cpu", "tensorplug-cpu"), "openreg": ("openreg", "tensorplug-openreg"),
                              "Minimal": ("minimal", "tensorplug-minimal")})
@@ -332,14 +338,33 @@ def complete_pending():
         return any(_PLUGINS[n].state == "enabled" for n in ready if n in _PLUGINS)
 
 
+# core submodules that take names from plugins: a plugin's name "amp.autocast" is tensorplug.amp.autocast
+EXTENSIBLE_MODULES = ("amp",)
+
+
 def _check_public_name(pub):
-    if not isinstance(pub, str) or not pub.isidentifier():
+    module, dot, attr = pub.rpartition(".") if isinstance(pub, str) else ("", "", pub)
+    if not isinstance(attr, str) or not attr.isidentifier():
         raise ValueError(f"public name {pub!r} is not a Python identifier")
+    if dot and module not in EXTENSIBLE_MODULES:
+        raise ValueError(f"public name {pub!r}: only the modules {', '.join(EXTENSIBLE_MODULES)} of tensorplug "
+                         f"take names from plugins")
     if pub in NAMESPACE_OWNER:
         raise ValueError(f"name {pub!r} is already provided by plugin {NAMESPACE_OWNER[pub]!r}")
-    core = sys.modules.get("tensorplug")
-    if core is not None and pub in vars(core):
+    target = sys.modules.get(f"tensorplug.{module}" if dot else "tensorplug")
+    if target is not None and attr in vars(target):
         raise ValueError(f"name {pub!r} would shadow tensorplug.{pub}, which the core defines")
+
+
+def plugin_name(module, attr):
+    """``tensorplug.MODULE.ATTR`` from an enabled plugin (AttributeError naming the plugin otherwise).
+
+    The ``__getattr__`` of each module of :data:`EXTENSIBLE_MODULES` calls this.
+    """
+    pub = f"{module}.{attr}"
+    if pub in NAMESPACE or (not attr.startswith("__") and complete_pending() and pub in NAMESPACE):
+        return NAMESPACE[pub]
+    raise missing_name_error(pub)
 
 
 def _library_factory(ns, kind="IMPL", dispatch_key=""):
@@ -434,12 +459,14 @@ def describe_plugin(name, dist=None):
 
 
 def missing_name_error(name):
-    """AttributeError for ``tensorplug.NAME`` that a plugin would provide."""
+    """AttributeError for ``tensorplug.NAME`` (or ``tensorplug.MODULE.NAME``) that a plugin would provide."""
     owner = NAME_PROVIDERS.get(name)
+    module, dot, attr = name.rpartition(".")
+    where = f"tensorplug.{module}" if dot else "tensorplug"
     if owner is None:
-        return AttributeError(f"module 'tensorplug' has no attribute {name!r}")
+        return AttributeError(f"module {where!r} has no attribute {attr!r}")
     if is_enabled(owner):
-        return AttributeError(f"module 'tensorplug' has no attribute {name!r} (the plugin {owner!r} "
+        return AttributeError(f"module {where!r} has no attribute {attr!r} (the plugin {owner!r} "
                               f"is enabled but does not provide it)")
     return AttributeError(f"tensorplug.{name} is provided by {describe_plugin(owner)}")
 

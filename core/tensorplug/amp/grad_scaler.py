@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import warnings
 
+from .. import backend as _backend
 from .. import dtypes as _dt
 from ..autograd import no_grad
 from ..ops.factories import full
 from ..tensor import Tensor
-from .autocast_mode import _device_available
+
+
+def _device_available(device_type):
+    """Whether ``device_type`` has an enabled backend with at least one device (the CPU always does)."""
+    if device_type == "cpu":
+        return True
+    b = _backend.BACKENDS.get(device_type)
+    return b is not None and bool(b.is_available()) and b.device_count() > 0
 
 __all__ = ["GradScaler"]
 

@@ -10,13 +10,12 @@ from .. import dtypes as _dt
 __all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd"]
 
 
-class autocast(_amp.autocast):
-    """``tensorplug.amp.autocast("cuda", ...)`` with a FutureWarning, as ``torch.cuda.amp.autocast``."""
-
-    def __init__(self, enabled=True, dtype=_dt.float16, cache_enabled=True):
-        warnings.warn("`tensorplug.cuda.amp.autocast(args...)` is deprecated. Please use "
-                      "`tensorplug.amp.autocast('cuda', args...)` instead.", FutureWarning, stacklevel=2)
-        super().__init__("cuda", enabled=enabled, dtype=dtype, cache_enabled=cache_enabled)
+def autocast(enabled=True, dtype=_dt.float16, cache_enabled=True):
+    """``tensorplug.amp.autocast("cuda", ...)`` with a FutureWarning, as ``torch.cuda.amp.autocast``
+    (the autocast plugin provides it)."""
+    warnings.warn("`tensorplug.cuda.amp.autocast(args...)` is deprecated. Please use "
+                  "`tensorplug.amp.autocast('cuda', args...)` instead.", FutureWarning, stacklevel=2)
+    return _amp.autocast("cuda", enabled=enabled, dtype=dtype, cache_enabled=cache_enabled)
 
 
 class GradScaler(_amp.GradScaler):

@@ -317,6 +317,9 @@ class OpOverload:
         self.cache: dict = {}    # key set -> kernel callable
         self.check = check
         self.tags = tags  # tensorplug.Tag members, a tuple
+        # bits of the before_checks keys at which this op has a kernel (one cell the entry reads): in a
+        # thread whose include set has one, that kernel runs the op's checks itself
+        self.early = [0]
         self.entry = _make_entry(self)
         if not any(a.kwarg_only for a in schema.arguments):
             self.positional = self.entry  # the same signature: no second function to build
@@ -486,13 +489,23 @@ class OpOverload:
         _push(self._stacks, self.table, slot, reg, allow_override,
               f"a kernel for '{self.qualname}' at dispatch key '{reg.runtime_name}'")
         KERNEL_PROVIDERS[(self.qualname, reg.key, reg.backend)] = reg.owner
+        self._update_early()
         _changed()
         self.cache.clear()
 
     def _unregister(self, reg):
         _pop(self._stacks, self.table, (reg.key, reg.backend), reg)
+        self._update_early()
         _changed()
         self.cache.clear()
+
+    def _update_early(self):
+        bits = 0
+        for (key, _backend_name), reg in self.table.items():
+            fk = REGISTRY.functionality.get(key)
+            if fk is not None and fk.before_checks and reg.kernel is not FALLTHROUGH:
+                bits |= fk.bit
+        self.early[0] = bits
 
     def dispatch_table(self):
         """Rows (runtime key, provenance, owner) for every runtime key known now."""
@@ -680,11 +693,19 @@ def _make_entry(op, positional=False):
     body.append(f"        _bad(({', '.join(call)},))")
     body.append("        raise")
     if op.check is not None:
-        # after the key set: computing it has validated the tensor arguments
+        # after the key set: computing it has validated the tensor arguments. A key declared
+        # before_checks in the thread's include set sees the arguments first and runs the checks itself.
         ns["_check"] = op.check
-        body.append(f"    _check({', '.join(call)})")
-    body.append("    if _tls_active:")
-    body.append("        _keys = (_keys | _tls.include) & ~_tls.exclude")
+        ns["_early"] = op.early
+        body.append("    if _tls_active:")
+        body.append("        _keys = (_keys | _tls.include) & ~_tls.exclude")
+        body.append("        if not _keys & _early[0]:")
+        body.append(f"            _check({', '.join(call)})")
+        body.append("    else:")
+        body.append(f"        _check({', '.join(call)})")
+    else:
+        body.append("    if _tls_active:")
+        body.append("        _keys = (_keys | _tls.include) & ~_tls.exclude")
     body.append("    try:")
     body.append("        _kernel = _cache[_keys]")
     body.append("    except KeyError:")

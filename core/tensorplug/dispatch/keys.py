@@ -31,18 +31,25 @@ class FunctionalityKey:
     ``name``: key name (``"Profiler"``); ``priority``: 0..63, higher runs
     first; ``per_backend``: runtime keys are per backend (``AutocastCPU``);
     ``composite``: CompositeImplicitAutograd kernels fill this key (ops
-    decompose here instead of falling through to the fallback).
+    decompose here instead of falling through to the fallback);
+    ``before_checks``: while this key is in a thread's include set, the entry
+    of an op with a kernel at this key skips the op's argument checks, so the
+    kernel sees the arguments first: a transform that changes them (autocast
+    casting a bfloat16 and a float32 operand to one dtype) runs the checks
+    itself, ``op.check(*args)`` when ``op.check`` is set, before it
+    redispatches. Ops that fall through at the key keep their checks.
     """
 
-    __slots__ = ("name", "priority", "per_backend", "composite", "owner", "bit")
+    __slots__ = ("name", "priority", "per_backend", "composite", "before_checks", "owner", "bit")
 
-    def __init__(self, name, priority, per_backend=False, composite=False, owner="core"):
+    def __init__(self, name, priority, per_backend=False, composite=False, owner="core", before_checks=False):
         if not isinstance(priority, int) or not 0 <= priority < MAX_PRIORITY:
             raise ValueError(f"priority of key {name!r} must be an int in [0, {MAX_PRIORITY}), got {priority!r}")
         self.name = name
         self.priority = priority
         self.per_backend = per_backend
         self.composite = composite
+        self.before_checks = bool(before_checks)
         self.owner = owner
         self.bit = 1 << (BACKEND_BITS + priority)
 

@@ -136,7 +136,7 @@ def _config_from(plugin, res):
     dtypes = res.get("dtypes")
     ops = res.get("ops")
     return ConformanceConfig(
-        name=res.get("transform") or backend, backend=backend, transform=res.get("transform"), plugin=plugin,
+        name=res.get("name") or res.get("transform") or backend, backend=backend, transform=res.get("transform"), plugin=plugin,
         ops=tuple(ops) if ops is not None else None, xfail=dict(res.get("xfail") or {}),
         skip=dict(res.get("skip") or {}), dtypes=tuple(_as_dtype(d) for d in dtypes) if dtypes else None)
 
@@ -147,7 +147,8 @@ def plugin_configs():
     for info in plugins.list():
         if info.state == "enabled":
             for res in plugins._call(info.name, "tensorplug_conformance"):
-                out.append(_config_from(info.name, res))
+                for one in (res if isinstance(res, (list, tuple)) else [res]):
+                    out.append(_config_from(info.name, one))
     return out
 
 

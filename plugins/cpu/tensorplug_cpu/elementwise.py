@@ -19,6 +19,7 @@ import tensorplug
 from tensorplug import plugin_api as _api
 from tensorplug.plugin_api import float_dtype, binary_dtype, result_type
 
+from . import halfcast
 from .kernels import wrap, cast, write
 
 _BOOL = tensorplug.bool
@@ -65,7 +66,7 @@ def _opmath(d):
 
 def _rounded(r, d, c):
     """``r``, computed in ``c``, as an array of the result dtype ``d``."""
-    return r if c is d else r.astype(d.np)
+    return r if c is d else halfcast.astype(r, d.np)
 
 
 def _number(v, d):

@@ -18,6 +18,7 @@ import tensorplug
 from tensorplug import plugin_api as _api
 from tensorplug.plugin_api import tensor_maker, wrap_view as make_view
 
+from . import halfcast
 from .backend import CPU, BACKEND
 
 wrap = tensor_maker(BACKEND, CPU, native_type=np.ndarray, convert=np.asarray)
@@ -27,7 +28,7 @@ wrap = tensor_maker(BACKEND, CPU, native_type=np.ndarray, convert=np.asarray)
 def cast(t, dtype):
     """The numpy values of ``t`` in ``dtype`` (no copy when already there)."""
     a = t._data
-    return a if t._dtype is dtype else a.astype(dtype.np)
+    return a if t._dtype is dtype else halfcast.astype(a, dtype.np)
 
 
 def write(self, values):
@@ -57,6 +58,17 @@ def copy_(self, src, non_blocking=False):
     return self
 
 
+def _to_copy(self, dtype=None, device=None, non_blocking=False):
+    """A cast (or copy) on the CPU in one numpy pass; another device goes through its backend's copy_."""
+    d = self._dtype if dtype is None else dtype
+    if device is not None and device.type != "cpu":
+        return tensorplug.empty(self._shape, dtype=d, device=device).copy_(self)
+    if d is self._dtype:
+        return wrap(self._data.copy(), d)
+    out = halfcast.astype(self._data, d.np)
+    return wrap(out if out.flags.c_contiguous else out.copy(), d)
+
+
 def as_strided(self, size, stride, storage_offset=None):
     st = self._get_storage()
     if storage_offset is None:
@@ -68,5 +80,5 @@ def as_strided(self, size, stride, storage_offset=None):
 
 
 KERNELS = {
-    "empty": empty, "fill_.Scalar": fill_, "copy_": copy_, "as_strided": as_strided,
+    "empty": empty, "fill_.Scalar": fill_, "copy_": copy_, "_to_copy": _to_copy, "as_strided": as_strided,
 }

@@ -14,7 +14,7 @@ import tensorplug
 from tensorplug import plugin_api as _api
 from tensorplug.plugin_api import sum_dtype, any_dtype
 
-from . import elementwise as _ew
+from . import elementwise as _ew, halfcast
 from .elementwise import quiet
 from .kernels import wrap, cast
 
@@ -104,7 +104,7 @@ def matmul(self, other):
     d = self._dtype
     a, b = self._data, other._data
     if d in _HALF:
-        return wrap(np.matmul(a.astype(_f32), b.astype(_f32)).astype(d.np), d)
+        return wrap(halfcast.astype(np.matmul(halfcast.to_float32(a), halfcast.to_float32(b)), d.np), d)
     if _transposed_product(a, b):
         return wrap(np.ascontiguousarray(np.matmul(b.T, a.T).T), d)
     return wrap(np.matmul(a, b), d)
@@ -141,14 +141,14 @@ def addmm(self, mat1, mat2, beta=1, alpha=1):
         out = np.zeros((n, p), dn)
     else:
         if c is not dn:
-            a, b = a.astype(c), b.astype(c)
+            a, b = halfcast.to_float32(a), halfcast.to_float32(b)
         out = np.ascontiguousarray(np.matmul(b.T, a.T).T) if _transposed_product(a, b) else np.matmul(a, b)
         if alpha != 1:
             out = out * np.array(alpha).astype(c)
     if beta != 0:
-        sc = s if c is dn else s.astype(c)
+        sc = s if c is dn else halfcast.to_float32(s)
         out = out + (sc if beta == 1 else sc * np.array(beta).astype(c))
-    return wrap(out if out.dtype == dn else out.astype(dn), d)
+    return wrap(out if out.dtype == dn else halfcast.astype(out, dn), d)
 
 
 # inf - inf and 0 * inf give NaN silently in PyTorch; numpy would warn
