@@ -35,6 +35,7 @@ from .ops import joining as _joining, indexing as _indexing, getitem as _getitem
 from .ops import sorting as _sorting, reductions as _reductions, linalg as _linalg  # noqa: F401
 from .ops import activations as _activations, random as _random, methods as _methods  # noqa: F401
 from .ops import nn_ops as _nn_ops  # noqa: F401
+from .ops import shape_extra as _shape_extra, index_extra as _index_extra  # noqa: F401
 from .ops.factories import (tensor, as_tensor, from_numpy, empty, zeros, ones, full, empty_like, zeros_like,
                             ones_like, full_like, arange, linspace, eye)
 from .ops.promotion import result_type, broadcast_shapes_fn as broadcast_shapes

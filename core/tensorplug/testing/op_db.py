@@ -3372,3 +3372,5 @@ def _fill_expanded(input, expanded=False, value_tensor=False):
 _add("fill_.expanded", _fill_expanded, lambda a, expanded=False: np.full_like(a, 2), ALL, _expanded_samples(True),
      supports_autograd=False, aten=("fill_.Scalar",),
      error_inputs=_errors(lambda: _err(RuntimeError, _INTERNAL, _t((3, 4)), expanded=True, value_tensor=True)))
+from .op_db_tensorops import ENTRIES as _TENSOROPS  # noqa: E402  (shape, indexing and set-like ops)
+OP_DB.extend(_TENSOROPS)

@@ -11,11 +11,12 @@ import tensorplug
 
 from .backend import BACKEND
 from . import kernels, elementwise, reductions, indexing, random, getitem, views
+from . import index_extra
 
 __version__ = "0.2.0"
 TENSORPLUG_API = (1, 0)  # the plugin API this plugin is written for (tensorplug.plugin_api)
 
-KERNEL_MODULES = (kernels, elementwise, reductions, indexing, random, getitem, views)
+KERNEL_MODULES = (kernels, elementwise, reductions, indexing, random, getitem, views, index_extra)
 
 
 def all_kernels():
