@@ -7,7 +7,9 @@ The ops whose output shape depends on the data (``nonzero``, ``masked_select``,
 the uniques, ``bincount``) carry ``Tag.dynamic_output_shape``; vmap refuses them
 as PyTorch's does.
 
-The rest decompose: ``argwhere`` into ``nonzero``; ``index_add``/``index_copy``/
+The rest decompose (``argwhere``, ``bucketize`` and the number forms of ``index_fill`` and of
+``scatter`` with ``reduce=`` as plain functions, each operator costing import time): ``argwhere`` into
+``nonzero``; ``index_add``/``index_copy``/
 ``index_fill`` (functional and in place) into ``index_put_`` along one dim;
 ``scatter`` with ``reduce=`` into ``scatter_add_`` or ``scatter_reduce_``;
 ``bucketize`` into ``searchsorted``; ``isin`` into a broadcast comparison;
@@ -52,8 +54,9 @@ def nonzero(input, *, as_tuple=False):
     return tuple(unbind(nonzero_op(x), 1))
 
 
-argwhere = _document(defop("argwhere(Tensor self) -> Tensor", composite=nonzero_op, tags=DYNAMIC_SHAPE),
-                     "``nonzero(self)``: the (N, ndim) indices of the nonzero elements.")
+def argwhere(input):
+    """``nonzero(input)``: the (N, ndim) int64 indices of the nonzero elements."""
+    return nonzero_op(input)
 
 
 def _check_masked_select(self, mask):
@@ -215,7 +218,7 @@ def _check_index_copy(self, dim, index, source):
         raise IndexError(f"index_copy_(): Number of indices ({n}) should be equal to source.size(dim) ({src_n})")
     if source._shape and self._shape:
         if len(self._shape) != len(source._shape):
-            raise RuntimeError(f"index_copy_(): When source and destination are not scalars, their dimensionality "
+            raise IndexError(f"index_copy_(): When source and destination are not scalars, their dimensionality "
                                f"must match. Source dimensionality ({len(source._shape)}), destination "
                                f"dimensionality ({len(self._shape)})")
         rest_self = self._shape[:d] + self._shape[d + 1:]
@@ -242,11 +245,6 @@ def _check_index_fill_common(self, dim, index):
     _check_bounds("index_fill_", index, d, (self._shape or (1,))[d], True, IndexError)
 
 
-def _check_index_fill_scalar(self, dim, index, value):
-    _check_index_fill_common(self, dim, index)
-    check_scalar_fits(value, self._dtype)
-
-
 def _check_index_fill_tensor(self, dim, index, value):
     if value._shape:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
@@ -261,10 +259,6 @@ def _index_fill_tensor_(self, dim, index, value):
     return self
 
 
-def _index_fill_scalar_(self, dim, index, value):
-    return _index_fill_tensor_(self, dim, index, scalar_as_tensor(value, self._dtype, self._device))
-
-
 index_add_ = defop("index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) "
                    "-> Tensor(a!)", check=_check_index_add, composite=_index_add_)
 index_add = defop("index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
@@ -275,21 +269,19 @@ index_copy_ = defop("index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor 
                     check=_check_index_copy, composite=_index_copy_)
 index_copy = defop("index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor",
                    check=_check_index_copy, composite=_out_of_place(index_copy_))
-index_fill_scalar_ = defop("index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) "
-                           "-> Tensor(a!)", check=_check_index_fill_scalar, composite=_index_fill_scalar_)
 index_fill_tensor_ = defop("index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) "
                            "-> Tensor(a!)", check=_check_index_fill_tensor, composite=_index_fill_tensor_)
-index_fill_scalar = defop("index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
-                          check=_check_index_fill_scalar, composite=_out_of_place(index_fill_scalar_))
 index_fill_tensor = defop("index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor",
                           check=_check_index_fill_tensor, composite=_out_of_place(index_fill_tensor_))
 
 
-def _index_fill(t_op, s_op, name):
+def _index_fill(t_op, name):
     def fn(input, dim, index, value):
-        if isinstance(value, Tensor):
-            return t_op(input, dim, index, value)
-        return s_op(input, dim, index, value)
+        if not isinstance(value, Tensor):
+            # a number is checked against the dtype, then filled as a 0-dim tensor of that dtype
+            check_scalar_fits(value, input._dtype)
+            value = scalar_as_tensor(value, input._dtype, input._device)
+        return t_op(input, dim, index, value)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"Set the slices of ``input`` at ``index`` along ``dim`` to ``value`` (a number or a 0-dim "
                   f"tensor){' in place' if name.endswith('_') else ', in a copy'}.")
@@ -415,29 +407,26 @@ def _check_scatter_reduce_value(self, dim, index, value, reduce):
     check_scalar_fits(value, self._dtype)
 
 
-def _scatter_value_reduce_(self, dim, index, value, reduce):
-    src = expand(scalar_as_tensor(value, self._dtype, self._device), index._shape)
-    return _scatter_with_reduce_(self, dim, index, src, reduce)
+def _value_reduce(src_op):
+    """The number form of scatter with reduce=: checked, then the src form with the number expanded."""
+    def fn(self, dim, index, value, reduce):
+        _check_scatter_reduce_value(self, dim, index, value, reduce)
+        return src_op(self, dim, index, expand(scalar_as_tensor(value, self._dtype, self._device), index._shape),
+                      reduce=reduce)
+    return fn
 
 
 scatter_reduce_src_ = defop("scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) "
                             "-> Tensor(a!)", check=_check_scatter_reduce_src, composite=_scatter_with_reduce_)
-scatter_reduce_value_ = defop("scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, "
-                              "str reduce) -> Tensor(a!)", check=_check_scatter_reduce_value,
-                              composite=_scatter_value_reduce_)
 scatter_reduce_src = defop("scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor",
                            check=_check_scatter_reduce_src,
                            composite=lambda self, dim, index, src, reduce: _scatter_with_reduce_(
                                clone(self), dim, index, src, reduce))
-scatter_reduce_value = defop("scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) "
-                             "-> Tensor", check=_check_scatter_reduce_value,
-                             composite=lambda self, dim, index, value, reduce: _scatter_value_reduce_(
-                                 clone(self), dim, index, value, reduce))
 
 
 def _scatter(inplace, plain):
-    src_op, value_op = ((scatter_reduce_src_, scatter_reduce_value_) if inplace
-                        else (scatter_reduce_src, scatter_reduce_value))
+    src_op = scatter_reduce_src_ if inplace else scatter_reduce_src
+    value_op = _value_reduce(src_op)
     name = "scatter_" if inplace else "scatter"
 
     def fn(input, dim, index, src=None, *, value=None, reduce=None):
@@ -528,18 +517,13 @@ def _check_bucketize(self, boundaries, out_int32=False, right=False):
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({len(boundaries._shape)})")
 
 
-bucketize_op = defop("bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) "
-                     "-> Tensor", check=_check_bucketize,
-                     composite=lambda self, boundaries, out_int32=False, right=False: searchsorted_op(
-                         boundaries, self, out_int32=out_int32, right=right))
-
-
 def bucketize(input, boundaries, *, out_int32=False, right=False):
     """The bucket of each value of ``input`` among the sorted 1-D ``boundaries``: i with
     ``boundaries[i-1] < x <= boundaries[i]`` (``<= x <`` with ``right=True``)."""
     if not isinstance(input, Tensor):
         input = scalar_as_tensor(input, result_type(boundaries, input), boundaries._device)
-    return bucketize_op(input, boundaries, out_int32=out_int32, right=right)
+    _check_bucketize(input, boundaries)
+    return searchsorted_op(boundaries, input, out_int32=out_int32, right=right)
 
 
 # -- bincount, histc ------------------------------------------------------------------------------------
@@ -641,12 +625,12 @@ attach("scatter_reduce_", _scatter_reduce_method(True))
 public("scatter_reduce", Tensor.scatter_reduce)
 for _n, _fn in {"nonzero": nonzero, "argwhere": argwhere, "masked_select": masked_select, "unique": unique,
                 "unique_consecutive": unique_consecutive, "index_add": index_add, "index_copy": index_copy,
-                "index_fill": _index_fill(index_fill_tensor, index_fill_scalar, "index_fill"),
+                "index_fill": _index_fill(index_fill_tensor, "index_fill"),
                 "bincount": bincount, "histc": histc, "equal": equal}.items():
     attach(_n, _fn)
     public(_n, _fn)
 attach("index_add_", index_add_)
 attach("index_copy_", index_copy_)
-attach("index_fill_", _index_fill(index_fill_tensor_, index_fill_scalar_, "index_fill_"))
+attach("index_fill_", _index_fill(index_fill_tensor_, "index_fill_"))
 for _n, _fn in {"searchsorted": searchsorted, "bucketize": bucketize, "isin": isin}.items():
     public(_n, _fn)

@@ -8,7 +8,9 @@
 (``expand``, ``reshape``, ``narrow``, ``permute``), ``cat``, ``where``, ``flip``,
 ``gather`` and ``index_select``, so autograd and vmap come from those pieces.
 ``broadcast_to``, ``ravel`` of a contiguous tensor, and the pieces of
-``tensor_split`` are views. The one primitive is ``repeat_interleave.Tensor``
+``tensor_split`` are views. Thin ones (``broadcast_to``, ``ravel``, ``fliplr``/``flipud``,
+``rot90``, ``meshgrid``, ``tile``) are plain functions over those ops rather than operators of their
+own: each operator costs import time. The one primitive is ``repeat_interleave.Tensor``
 (the indices ``repeats`` gives, an output shape read from the data), which
 ``repeat_interleave`` with a tensor of repeats feeds to ``index_select``.
 """
@@ -29,7 +31,7 @@ from .memory import clone, contiguous, _to_copy
 from .pointwise import zero_of as _zero_of
 from .promotion import broadcast_shapes
 from .shape import flip
-from .views import expand, reshape, narrow, unsqueeze, permute, transpose, diagonal, movedim
+from .views import expand, reshape, narrow, unsqueeze, transpose, diagonal, movedim
 
 _INDEX = (_dt.int64, _dt.int32)
 
@@ -179,13 +181,9 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 
 
 # -- broadcast_to, broadcast_tensors ------------------------------------------------------------------
-broadcast_to_op = defop("broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)",
-                        composite=lambda self, size: expand(self, size))
-
-
 def broadcast_to(input, size):
-    """A view of ``input`` expanded to ``size`` (-1 keeps a dim), as broadcasting would."""
-    return broadcast_to_op(input, _dims(size))
+    """A view of ``input`` expanded to ``size`` (-1 keeps a dim), as broadcasting would (``expand``)."""
+    return expand(input, _dims(size))
 
 
 def _broadcast_tensors(tensors):
@@ -193,14 +191,11 @@ def _broadcast_tensors(tensors):
     return [t if t._shape == shape else expand(t, shape) for t in tensors]
 
 
-broadcast_tensors_op = defop("broadcast_tensors(Tensor[] tensors) -> Tensor[]", composite=_broadcast_tensors)
-
-
 def broadcast_tensors(*tensors):
     """Views of ``tensors`` expanded to their common broadcast shape, as a tuple."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tensors[0]
-    return tuple(broadcast_tensors_op(list(tensors)))
+    return tuple(_broadcast_tensors(list(tensors)))
 
 
 # -- diff -----------------------------------------------------------------------------------------------
@@ -456,8 +451,9 @@ dsplit = _hvd_split("dsplit", 3, lambda n: 2)
 
 
 # -- ravel, rot90, fliplr, flipud ---------------------------------------------------------------------
-ravel = _document(defop("ravel(Tensor(a) self) -> Tensor(a)", composite=lambda self: reshape(self, (-1,))),
-                  "The elements as a 1-D tensor: a view when ``self`` is contiguous, else a copy.")
+def ravel(input):
+    """The elements as a 1-D tensor: a view when ``input`` is contiguous, else a copy (``reshape(-1)``)."""
+    return reshape(input, (-1,))
 
 
 def _check_rot90(self, k=1, dims=(0, 1)):
@@ -484,15 +480,12 @@ def _rot90(self, k=1, dims=(0, 1)):
     return clone(self)
 
 
-rot90_op = _document(defop("rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor", check=_check_rot90,
-                           composite=_rot90),
-                     "``self`` rotated by 90 degrees ``k`` times in the plane of ``dims``, from the first dim "
-                     "towards the second.")
-
-
 def rot90(input, k=1, dims=(0, 1)):
-    """``input`` rotated by 90 degrees ``k`` times in the plane of ``dims``, from the first towards the second."""
-    return rot90_op(input, k, _dims(dims))
+    """``input`` rotated by 90 degrees ``k`` times in the plane of ``dims``, from the first towards the second
+    (``flip`` and ``transpose``)."""
+    dims = _dims(dims)
+    _check_rot90(input, k, dims)
+    return _rot90(input, k, dims)
 
 
 def _check_fliplr(self):
@@ -505,10 +498,16 @@ def _check_flipud(self):
         raise RuntimeError("Input must be >= 1-d.")
 
 
-fliplr = _document(defop("fliplr(Tensor self) -> Tensor", check=_check_fliplr, composite=lambda self: flip(self, (1,))),
-                   "A copy with dim 1 reversed (left and right swapped).")
-flipud = _document(defop("flipud(Tensor self) -> Tensor", check=_check_flipud, composite=lambda self: flip(self, (0,))),
-                   "A copy with dim 0 reversed (up and down swapped).")
+def fliplr(input):
+    """A copy with dim 1 reversed (left and right swapped)."""
+    _check_fliplr(input)
+    return flip(input, (1,))
+
+
+def flipud(input):
+    """A copy with dim 0 reversed (up and down swapped)."""
+    _check_flipud(input)
+    return flip(input, (0,))
 
 
 # -- meshgrid -----------------------------------------------------------------------------------------
@@ -543,9 +542,6 @@ def _meshgrid(tensors, indexing):
     return out
 
 
-meshgrid_op = defop("meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]", check=_check_meshgrid,
-                    composite=_meshgrid)
-
 MESHGRID_WARNING = ("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.")
 
 
@@ -558,7 +554,9 @@ def meshgrid(*tensors, indexing=None):
     if indexing is None:
         warnings.warn(MESHGRID_WARNING, UserWarning, stacklevel=2)
         indexing = "ij"
-    return tuple(meshgrid_op(list(tensors), indexing=indexing))
+    tensors = list(tensors)
+    _check_meshgrid(tensors, indexing)
+    return tuple(_meshgrid(tensors, indexing))
 
 
 # -- tril_indices, triu_indices -----------------------------------------------------------------------
@@ -604,8 +602,6 @@ def _fill_tensor(self, value):
 
 
 fill_tensor = defop("fill.Tensor(Tensor self, Tensor value) -> Tensor", check=_check_fill, composite=_fill_tensor)
-fill_scalar = defop("fill.Scalar(Tensor self, Scalar value) -> Tensor",
-                    composite=lambda self, value: full(self._shape, value, dtype=self._dtype, device=self._device))
 
 
 def fill(input, value):
@@ -613,7 +609,7 @@ def fill(input, value):
     which gets the gradient)."""
     if isinstance(value, Tensor):
         return fill_tensor(input, value)
-    return fill_scalar(input, value)
+    return full(input._shape, value, dtype=input._dtype, device=input._device)
 
 
 def _new(name, make):

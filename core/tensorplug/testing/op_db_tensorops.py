@@ -237,7 +237,7 @@ _add("meshgrid", _tensors_fn(tp.meshgrid), _meshgrid_ref, ALL,
               _case("xy", (3,), _ten((2,)), _ten((4,)), indexing="xy"),
               _case("xy_pair", (3,), _ten((2,)), indexing="xy"), _case("one", (3,), indexing="ij"),
               _case("zero_dim", (), _ten((2,)), indexing="ij")),
-     aten=("meshgrid.indexing",),
+     aten=("expand",),
      error_inputs=_errors(
          lambda: _err(RuntimeError, r"meshgrid: Expected 0D or 1D tensor in the tensor list", _t((2, 2)), _t((2,)),
                       indexing="ij"),
@@ -586,7 +586,7 @@ _entry("fill", tp.fill, _fill_ref, ALL,
        (_case("scalar_value", (3, 4), 1, grad=False), _case("tensor_value", (3, 4), _ten(())),
         _case("other_dtype_value", (2, 3), _ten((), tp.float64), mk=_T, grad=False),
         _case("zero_dim", (), _ten(()))),
-       aten=("fill.Scalar", "fill.Tensor"),
+       aten=("full", "fill.Tensor"),
        errors=(lambda: _err(RuntimeError, "fill_ only supports 0-dimension value tensor but got tensor with 1 "
                                           "dimensions.", _t((3, 4)), _t((2,))),))
 # zero_ (Tensor.zero_, also tensorplug.zero_) has its entry in op_db already

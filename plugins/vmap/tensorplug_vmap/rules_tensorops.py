@@ -66,8 +66,7 @@ RULES.update({
     "searchsorted.Tensor": searchsorted_rule,
 })
 # functional forms that clone ``self`` and update it in place: batched updates of an unbatched self
-for _name in ("scatter_reduce.two", "scatter.reduce", "scatter.value_reduce", "index_add", "index_copy",
-              "index_fill.int_Scalar", "index_fill.int_Tensor"):
+for _name in ("scatter_reduce.two", "scatter.reduce", "index_add", "index_copy", "index_fill.int_Tensor"):
     RULES[_name] = out_of_place_update
 NO_RULE["histc"] = ("the range of each example's bins is read from its own data when min == max: the loop "
                     "computes it per example")
