@@ -2,21 +2,22 @@
 the refusal of ops whose output shape depends on the data.
 
 Most of those ops are CompositeImplicitAutograd in the core and batch through their pieces; the
-primitives here get a rule. Ops tagged ``Tag.dynamic_output_shape`` without a rule (``nonzero``,
-``masked_select``, the uniques, ``bincount``, ``repeat_interleave.Tensor``) cannot be batched:
-each example would give a result of its own shape. The fallback raises PyTorch's error for them
-(:func:`dynamic_shape_error`).
+primitives here get a rule. Ops tagged ``Tag.dynamic_output_shape`` (``nonzero``, ``masked_select``,
+the uniques, ``bincount``, ``repeat_interleave.Tensor``) cannot be batched: each example would give a
+result of its own shape. Their rule raises PyTorch's error (:func:`dynamic_shape_error`), as does the
+fallback for any other op so tagged.
 """
 
 from __future__ import annotations
 
 from tensorplug.plugin_api import lookup_op
 
-from .rules import RULES, NO_RULE, front, expand_front, inplace_error, wrap_dim, out_of_place_update
+from .rules import RULES, front, expand_front, inplace_error, wrap_dim, out_of_place_update
 
 _unsqueeze = lookup_op("tensorplug::unsqueeze").positional
 _reshape = lookup_op("tensorplug::reshape").positional
-_expand = lookup_op("tensorplug::expand").positional
+_select = lookup_op("tensorplug::select.int").positional
+_stack = lookup_op("tensorplug::stack").positional
 
 DYNAMIC_SHAPE_ERROR = ("vmap: We do not support batching operators that can output dynamic shape. Attempted to "
                        "vmap over {op}. Please file an issue at https://github.com/tensorplug/tensorplug/issues "
@@ -68,5 +69,20 @@ RULES.update({
 # functional forms that clone ``self`` and update it in place: batched updates of an unbatched self
 for _name in ("scatter_reduce.two", "scatter.reduce", "index_add", "index_copy", "index_fill.int_Tensor"):
     RULES[_name] = out_of_place_update
-NO_RULE["histc"] = ("the range of each example's bins is read from its own data when min == max: the loop "
-                    "computes it per example")
+
+
+def refuse_dynamic_shape(ctx, op, vals, bdims, args):
+    """The rule of an op whose output shape depends on the data: PyTorch's error."""
+    raise dynamic_shape_error(op)
+
+
+def histc_rule(ctx, op, vals, bdims, args):
+    """histc: with min == max each example's range comes from its own data, so each example is one call."""
+    v = front(vals[0], bdims[0])
+    return _stack([op.positional(_select(v, 0, i), *vals[1:]) for i in range(ctx.size)], 0), 0
+
+
+for _name in ("nonzero", "masked_select", "_unique2", "unique_dim", "unique_consecutive", "bincount",
+              "repeat_interleave.Tensor"):
+    RULES[_name] = refuse_dynamic_shape
+RULES["histc"] = histc_rule
