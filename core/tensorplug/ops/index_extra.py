@@ -28,7 +28,7 @@ from ._common import document as _document
 from ._lib import DYNAMIC_SHAPE, defop, attach, public
 from .comparison import where_fn as _where
 from .factories import zeros_for as _zeros
-from .indexing import (index_put_, gather, scatter_add_, check_scalar_fits,
+from .indexing import (index_put_, gather, scatter_add_, index_select, check_scalar_fits,
                        scalar_as_tensor, _out_of_place, _same_device, _shape_str, _check_scatter)
 from .joining import cat
 from .joining import unbind
@@ -589,10 +589,17 @@ def _isin(elements, test_elements, assume_unique=False, invert=False):
     e = elements if elements._dtype is dtype else _to_copy(elements, dtype=dtype)
     t = test_elements if test_elements._dtype is dtype else _to_copy(test_elements, dtype=dtype)
     t = reshape(t, (-1,))
-    if not t._shape[0]:
+    n = t._shape[0]
+    if not n:
         found = _zeros(e._shape, e) != 0
-    else:
+    elif n < 10 * max(e.numel(), 1) ** 0.145:
+        # few test elements (PyTorch's rule of thumb): compare every pair
         found = (unsqueeze(e, -1) == t).any(-1)
+    else:
+        # many: look each element up in the sorted test elements (memory linear in the sizes)
+        s = t.sort()[0]
+        pos = searchsorted_op(s, e).clamp(max=n - 1)
+        found = reshape(index_select(s, 0, reshape(pos, (-1,))), e._shape) == e
     return found.logical_not() if invert else found
 
 
