@@ -15,6 +15,9 @@ from tensorplug.plugin_api import warn_user
 
 from .batched import BatchedTensor, STATE, VmapLevel, wrap
 from .rules import LOGICAL, inplace_error, rule_for
+from .rules_tensorops import dynamic_shape_error
+
+_DYNAMIC = tensorplug.Tag.dynamic_output_shape
 
 _WARNED: set = set()
 
@@ -197,6 +200,8 @@ def fallback(op, ks, *args):
         kernel = _TAGGED[op] = make_kernel(op, rule) if rule is not None else None
     if kernel is not None:
         return kernel(*args)
+    if _DYNAMIC in op.tags:
+        raise dynamic_shape_error(op)
     _warn_slow(op)
     single, lists, inplace = _tensor_args(op)
     level, vals, bdims = _unwrap(args, single, lists)
