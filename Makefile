@@ -38,6 +38,10 @@ bench: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/openreg.py
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/vmap.py
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/layers.py
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/layers_conv.py
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/layers_rnn.py
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/autocast.py
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/programs.py
 
 clean:
 	rm -rf $(VENV) build core/*.egg-info plugins/*/*.egg-info plugins/privateuse1_example/build

@@ -52,7 +52,7 @@ from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is
 from .autograd.grad_mode import is_inference_mode_enabled
 from . import func
 from .serialization import save, load
-from . import plugins
+from . import _codecache, plugins
 from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor,  # noqa: F401
                       ShortTensor, CharTensor, ByteTensor, BoolTensor, set_default_device)
 
@@ -89,3 +89,4 @@ def __getattr__(name):
 
 
 plugins.discover()
+_codecache.save()  # the generated code of this import, for the next one (see _codecache)

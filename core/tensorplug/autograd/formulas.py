@@ -27,6 +27,8 @@ under ``no_grad``.
 
 from __future__ import annotations
 
+from .. import _codecache
+
 import inspect
 import traceback
 import weakref
@@ -233,7 +235,7 @@ def _fast_apply(info):
     lines.append(f"    return ({call},)" if info.n_tensor_args == 1 else f"    return tuple({call})")
     ns = {"_formula": info.formula, "_unpack_input": _unpack_input, "_unpack_output": unpack_output,
           "_SECOND_TIME": _SECOND_TIME, "_tls": _tls, "_BIT": _BIT}
-    exec(compile("\n".join(lines) + "\n", f"<backward {info.op.qualname}>", "exec"), ns)
+    exec(_codecache.compiled("\n".join(lines) + "\n", f"<backward {info.op.qualname}>"), ns)
     return ns["apply"]
 
 
@@ -546,12 +548,12 @@ def make_autograd_kernel(info):
         "    return kernel"]
     src = "\n".join(unbound) + "\n"
     bsrc = "\n".join(bound) + "\n"
-    exec(compile(src, f"<autograd kernel {op.qualname}>", "exec"), ns)
+    exec(_codecache.compiled(src, f"<autograd kernel {op.qualname}>"), ns)
     kernel = ns["kernel"]
     kernel.__name__ = f"autograd_{op.name}"
     kernel._source = src
     bns = dict(ns)
-    exec(compile(bsrc, f"<autograd kernel {op.qualname}>", "exec"), bns)
+    exec(_codecache.compiled(bsrc, f"<autograd kernel {op.qualname}>"), bns)
     bind = bns["bind_keyset"]
 
     def bind_keyset(ks):

@@ -29,6 +29,8 @@ share memory (an expanded view) or that partly overlaps another argument.
 
 from __future__ import annotations
 
+from .. import _codecache
+
 import functools
 import itertools
 import keyword
@@ -135,7 +137,7 @@ def _below_autograd(op, kernel):
     ]) + "\n"
     ns = {"_kernel": kernel, "_BIT": _keys.Autograd.bit, "_tls": _tls, "set_tls_state": set_tls_state,
           "_ks_list": argcheck.ks_of_list}
-    exec(compile(src, f"<tensorplug below autograd {op.qualname}>", "exec"), ns)
+    exec(_codecache.compiled(src, f"<tensorplug below autograd {op.qualname}>"), ns)
     run = ns["run"]
     run.__name__ = getattr(kernel, "__name__", "composite")
     return run
@@ -712,7 +714,7 @@ def _make_entry(op, positional=False):
     body.append("        _kernel = _resolve(_keys)")
     body.append(f"    return _kernel({', '.join(call)})")
     src = "\n".join(body) + "\n"
-    exec(compile(src, f"<tensorplug op {op.qualname}>", "exec"), ns)
+    exec(_codecache.compiled(src, f"<tensorplug op {op.qualname}>"), ns)
     fn = ns[_pyname(schema.name)]
     fn.__qualname__ = schema.full_name
     fn.__doc__ = f"{op.qualname}: {schema}"

@@ -65,7 +65,14 @@ RANDOM_OPS = {
 
 
 # OpInfo entries whose ``op`` is a lambda that reorders its arguments: tensorplug is called the same way
+def _polygamma(x, n, **kw):
+    return tp.polygamma(n, x, **kw)
+
+
 ADAPTERS = {
+    # PyTorch's OpInfo calls these through lambdas that take the tensor first
+    **{f"polygamma.polygamma_n_{i}": _polygamma for i in range(5)},
+    "special.polygamma.special_polygamma_n_0": lambda x, n, **kw: tp.special.polygamma(n, x, **kw),
     "where": lambda self, condition, other, **kw: tp.where(condition, self, other, **kw),
     "nn.functional.embedding": lambda weight, idx, **kw: _lookup_path("nn.functional.embedding")(idx, weight, **kw),
     "zero_": lambda x: x.clone().zero_(),
@@ -150,8 +157,10 @@ def to_tp(v, requires_grad=None):
     """A PyTorch sample value as tensorplug's: tensors (their strides kept), dtypes, sizes, devices."""
     torch = _torch()
     if isinstance(v, torch.Tensor):
-        if v.is_complex() or v.layout != torch.strided or v.is_quantized:
+        if v.layout != torch.strided or v.is_quantized:
             raise Unsupported(f"{v.dtype} / {v.layout} tensor")
+        if v.is_complex():
+            v = v.resolve_conj()
         dt = _dtype(v.dtype)
         try:
             arr = (v.detach().float() if v.dtype in (torch.bfloat16, torch.float16) else v.detach()).numpy()
@@ -164,7 +173,7 @@ def to_tp(v, requires_grad=None):
         if t.dtype is not dt:
             t = t.to(dt)
         rg = v.requires_grad if requires_grad is None else requires_grad
-        if rg and dt.is_floating_point:
+        if rg and (dt.is_floating_point or dt.is_complex):
             t.requires_grad_(True)
         return t
     if isinstance(v, torch.dtype):
@@ -181,8 +190,6 @@ def to_tp(v, requires_grad=None):
         return tuple(to_tp(x, requires_grad) for x in v)
     if isinstance(v, dict):
         return {k: to_tp(x, requires_grad) for k, x in v.items()}
-    if isinstance(v, complex):
-        raise Unsupported("complex number")
     if callable(v) and not isinstance(v, type):
         raise Unsupported("callable argument")
     return v
