@@ -51,15 +51,21 @@ def narrow(a):
     return out.view(_bf16()).reshape(shape)
 
 
+# below this many elements the integer passes cost more than ml_dtypes' loop
+SMALL = 4096
+
+
 def to_float32(a):
-    """``a.astype(float32)``, through :func:`widen` for bfloat16."""
-    return widen(a) if is_bf16(a.dtype) else a.astype(_F32)
+    """``a.astype(float32)``, through :func:`widen` for large bfloat16 arrays."""
+    return widen(a) if a.size >= SMALL and is_bf16(a.dtype) else a.astype(_F32)
 
 
 def astype(a, np_dtype):
     """``a.astype(np_dtype)``, through :func:`narrow` / :func:`widen` between float32 and bfloat16."""
     src = a.dtype
     np_dtype = np.dtype(np_dtype)
+    if a.size < SMALL:
+        return a.astype(np_dtype)
     if src == _F32 and np_dtype.kind == "V" and is_bf16(np_dtype):
         return narrow(a)
     if np_dtype == _F32 and src.kind == "V" and is_bf16(src):

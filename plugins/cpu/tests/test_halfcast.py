@@ -39,6 +39,9 @@ def test_widen_is_exact_and_shapes_and_strides_are_kept():
 
 def test_astype_takes_the_fast_path_only_between_float32_and_bfloat16():
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    big = np.linspace(-3, 3, halfcast.SMALL * 2, dtype=np.float32)
+    assert np.array_equal(halfcast.astype(big, BF16).view(np.uint16), big.astype(BF16).view(np.uint16))
+    assert np.array_equal(halfcast.to_float32(big.astype(BF16)), big.astype(BF16).astype(np.float32))
     assert halfcast.astype(x, BF16).dtype == BF16
     assert halfcast.astype(x.astype(BF16), np.float32).dtype == np.float32
     assert halfcast.astype(x, np.float16).dtype == np.float16
