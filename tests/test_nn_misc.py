@@ -321,3 +321,16 @@ def test_ctc_loss_under_vmap_folds_the_examples_into_the_batch():
     np.testing.assert_allclose(out.numpy(), tp.stack([f(logits[i]) for i in range(4)]).numpy(), atol=1e-12)
     loop = tp.stack([tp.func.grad(lambda x: f(x).sum())(logits[i]) for i in range(4)])
     np.testing.assert_allclose(grads.numpy(), loop.numpy(), atol=1e-12)
+
+
+def test_triplet_margin_must_be_positive_and_rms_norm_needs_a_shape():
+    import pytest
+    import tensorplug as tp
+    from tensorplug.nn import functional as F
+    x = tp.randn(3, 4)
+    for margin in (-1.0, 0.0):
+        with pytest.raises(ValueError, match=f"margin must be greater than 0, got {margin}"):
+            F.triplet_margin_loss(x, x, x, margin=margin)
+    with pytest.raises(RuntimeError, match="Expected normalized_shape to be at least 1-dimensional"):
+        F.rms_norm(x, [])
+    assert F.triplet_margin_loss(x, x, x, margin=0.5).item() == pytest.approx(0.5, abs=1e-5)

@@ -138,6 +138,9 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     ``eps`` defaults to the machine epsilon of the input's dtype."""
     ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     nd = len(ns)
+    if nd == 0:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           "element, but got normalized_shape = []")
     if tuple(input._shape[input.dim() - nd:]) != ns or input.dim() < nd:
         raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape [*{', '.join(map(str, ns))}]"
                            f", but got input of size{list(input._shape)}")
@@ -532,6 +535,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
                         reduce=None, reduction="mean"):
     """max(0, margin + d(a, p) - d(a, n)) with the ``p``-norm pairwise distance (``swap``: d(a, n) is
     min(d(a, n), d(p, n)))."""
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {float(margin)}")
     reduction = _reduction(reduction, size_average, reduce)
     a, b, c = anchor.dim(), positive.dim(), negative.dim()
     if not (a == b == c):
