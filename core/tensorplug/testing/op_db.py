@@ -43,7 +43,7 @@ from tensorplug import Tensor
 
 from . import samples as S
 from .opinfo import OP_DB, OpInfo, SampleInput, ErrorInput
-from .samples import (ALL, BOOL, INTEGRAL, FLOATING, NO_BOOL, INTEGRAL_AND_BOOL, SIGNED, make_tensor,
+from .samples import (GRAD_SAMPLE_MAX_NUMEL, small_when_grad as _small_when_grad, tensors_of as _tensors, ALL, BOOL, INTEGRAL, FLOATING, NO_BOOL, INTEGRAL_AND_BOOL, SIGNED, make_tensor,
                       index_tensor, bool_tensor)
 
 __all__ = ["OP_DB", "ALIASES", "op_db", "get_opinfo"]
@@ -66,31 +66,6 @@ def get_opinfo(name):
         if info.name == name:
             return info
     raise KeyError(f"no OpInfo named {name!r}")
-
-
-# gradient samples stay small: gradcheck perturbs every element of every input twice
-GRAD_SAMPLE_MAX_NUMEL = 300
-
-
-def _tensors(x):
-    if isinstance(x, Tensor):
-        yield x
-    elif isinstance(x, (list, tuple)):
-        for v in x:
-            yield from _tensors(v)
-    elif isinstance(x, dict):
-        for v in x.values():
-            yield from _tensors(v)
-
-
-def _small_when_grad(gen):
-    def sample_inputs(device, dtype, requires_grad):
-        for s in gen(device, dtype, requires_grad):
-            if requires_grad and sum(t.numel() for t in _tensors((s.input, s.args, s.kwargs))
-                                     if t.requires_grad) > GRAD_SAMPLE_MAX_NUMEL:
-                continue
-            yield s
-    return sample_inputs
 
 
 def _add(name, op, ref, dtypes, samples, **kw):

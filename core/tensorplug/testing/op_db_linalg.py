@@ -17,34 +17,12 @@ import tensorplug as tp
 from tensorplug import Tensor
 
 from . import samples as S
+from .samples import small_when_grad as _small_when_grad
 from .opinfo import OP_DB, OpInfo, SampleInput, ErrorInput
 
 ALIASES: dict = {}
 """Public names that are another name of an entry's op here (merged into :data:`.op_db.ALIASES`)."""
 
-GRAD_SAMPLE_MAX_NUMEL = 300  # as in op_db: gradcheck perturbs every element twice
-
-
-# the construction helpers of op_db, restated so that this module does not import it back
-def _tensors(x):
-    if isinstance(x, Tensor):
-        yield x
-    elif isinstance(x, (list, tuple)):
-        for v in x:
-            yield from _tensors(v)
-    elif isinstance(x, dict):
-        for v in x.values():
-            yield from _tensors(v)
-
-
-def _small_when_grad(gen):
-    def sample_inputs(device, dtype, requires_grad):
-        for s in gen(device, dtype, requires_grad):
-            if requires_grad and sum(t.numel() for t in _tensors((s.input, s.args, s.kwargs))
-                                     if t.requires_grad) > GRAD_SAMPLE_MAX_NUMEL:
-                continue
-            yield s
-    return sample_inputs
 
 
 def _add(name, op, ref, dtypes, samples, **kw):

@@ -16,26 +16,16 @@ import numpy as np
 import tensorplug as tp
 
 from . import samples as S
+from .samples import small_when_grad as _small_when_grad
 from .opinfo import OP_DB, OpInfo, SampleInput, ErrorInput
 from .samples import ALL, FLOATING, make_tensor
 from ..nn import functional as F
 
 __all__ = []
 
-_GRAD_MAX = 300  # op_db.GRAD_SAMPLE_MAX_NUMEL: gradcheck perturbs every element twice
 _TOL = {"atol": 2e-2, "rtol": 2e-2}  # reduced-precision sums over windows and channels round at every step
 _T = {"transposed": True}
 _NC = {"noncontiguous": True}
-
-
-def _small_when_grad(gen):
-    def sample_inputs(device, dtype, requires_grad):
-        for s in gen(device, dtype, requires_grad):
-            ts = [t for t in (s.input, *s.args, *s.kwargs.values()) if isinstance(t, tp.Tensor)]
-            if requires_grad and sum(t.numel() for t in ts if t.requires_grad) > _GRAD_MAX:
-                continue
-            yield s
-    return sample_inputs
 
 
 def _nn(name, ref, dtypes, samples, **kw):

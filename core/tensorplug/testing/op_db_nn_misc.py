@@ -16,35 +16,14 @@ import numpy as np
 import tensorplug as tp
 
 from . import samples as S
+from .samples import small_when_grad as _small_when_grad
 from .opinfo import OP_DB, OpInfo, SampleInput, ErrorInput
 from .samples import FLOATING, make_tensor, index_tensor
 from ..nn import functional as F
 from ..ops import nn_extra as _ex
 
 # -- the entry helpers (op_db.py imports this module, so it cannot import them from there) --------------------
-_GRAD_MAX_NUMEL = 300  # op_db.GRAD_SAMPLE_MAX_NUMEL: gradcheck perturbs every element twice
 _NN_TOL = {"atol": 2e-2, "rtol": 2e-2}  # reduced-precision sums round at every step, in PyTorch and here alike
-
-
-def _tensors(x):
-    if isinstance(x, tp.Tensor):
-        yield x
-    elif isinstance(x, (list, tuple)):
-        for v in x:
-            yield from _tensors(v)
-    elif isinstance(x, dict):
-        for v in x.values():
-            yield from _tensors(v)
-
-
-def _small_when_grad(gen):
-    def sample_inputs(device, dtype, requires_grad):
-        for s in gen(device, dtype, requires_grad):
-            if requires_grad and sum(t.numel() for t in _tensors((s.input, s.args, s.kwargs))
-                                     if t.requires_grad) > _GRAD_MAX_NUMEL:
-                continue
-            yield s
-    return sample_inputs
 
 
 def _add(name, op, ref, dtypes, samples, **kw):

@@ -17,12 +17,11 @@ from tensorplug import Tensor
 
 from . import samples as S
 from .opinfo import OpInfo, SampleInput, ErrorInput
-from .samples import ALL, INTEGRAL, FLOATING, NO_BOOL, make_tensor, index_tensor, bool_tensor
+from .samples import small_when_grad, ALL, INTEGRAL, FLOATING, NO_BOOL, make_tensor, index_tensor, bool_tensor
 
 ENTRIES: list = []
 """The entries of this module, in order; :mod:`.op_db` appends them to the database."""
 
-GRAD_SAMPLE_MAX_NUMEL = 300  # as op_db's: gradcheck perturbs every element twice
 _DIM_RANGE = r"Dimension out of range \(expected to be in range of \[-?\d+, -?\d+\], but got -?\d+\)"
 _T = {"transposed": True}
 _NC = {"noncontiguous": True}
@@ -32,23 +31,8 @@ def _copy(x):
     return np.array(x, copy=True)
 
 
-def _numel_requiring_grad(x):
-    if isinstance(x, Tensor):
-        return x.numel() if x.requires_grad else 0
-    if isinstance(x, (list, tuple)):
-        return sum(_numel_requiring_grad(v) for v in x)
-    if isinstance(x, dict):
-        return sum(_numel_requiring_grad(v) for v in x.values())
-    return 0
-
-
 def _add(name, op, ref, dtypes, samples, **kw):
-    def sample_inputs(device, dtype, requires_grad):
-        for s in samples(device, dtype, requires_grad):
-            if requires_grad and _numel_requiring_grad((s.input, s.args, s.kwargs)) > GRAD_SAMPLE_MAX_NUMEL:
-                continue
-            yield s
-    info = OpInfo(name=name, op=op, ref=ref, dtypes=tuple(dtypes), sample_inputs=sample_inputs, **kw)
+    info = OpInfo(name=name, op=op, ref=ref, dtypes=tuple(dtypes), sample_inputs=small_when_grad(samples), **kw)
     ENTRIES.append(info)
     return info
 

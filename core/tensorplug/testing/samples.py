@@ -284,3 +284,31 @@ def unary_layouts(dtype, requires_grad, low=None, high=None, exclude_zero=False,
         t = make_tensor(shape, dtype, low, high, seed=seed + i, requires_grad=requires_grad,
                         exclude_zero=exclude_zero, **kw)
         yield SampleInput(t, name=name)
+
+
+# gradient samples stay small: gradcheck perturbs every element of every input twice
+GRAD_SAMPLE_MAX_NUMEL = 300
+
+
+def tensors_of(x):
+    """The tensors in ``x``, also inside lists, tuples and dicts."""
+    if isinstance(x, tp.Tensor):
+        yield x
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            yield from tensors_of(v)
+    elif isinstance(x, dict):
+        for v in x.values():
+            yield from tensors_of(v)
+
+
+def small_when_grad(gen):
+    """``gen``'s samples, leaving out (when ``requires_grad``) those with more than
+    :data:`GRAD_SAMPLE_MAX_NUMEL` elements that require grad, also inside lists and dicts."""
+    def sample_inputs(device, dtype, requires_grad):
+        for s in gen(device, dtype, requires_grad):
+            if requires_grad and sum(t.numel() for t in tensors_of((s.input, s.args, s.kwargs))
+                                     if t.requires_grad) > GRAD_SAMPLE_MAX_NUMEL:
+                continue
+            yield s
+    return sample_inputs
