@@ -10,6 +10,7 @@ from __future__ import annotations
 import tensorplug
 
 from .backend import BACKEND
+from . import allocator
 from . import kernels, elementwise, reductions, indexing, random, getitem, views
 from . import linalg
 from . import conv
@@ -37,6 +38,7 @@ def all_kernels():
 
 @tensorplug.hookimpl
 def tensorplug_backends():
+    allocator.tune()  # large temporaries stay in glibc's heap (see allocator.py)
     return [BACKEND]
 
 
