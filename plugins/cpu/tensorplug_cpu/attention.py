@@ -156,37 +156,43 @@ _ERFC = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.2788680
 _SQRT_HALF = float(np.sqrt(0.5))
 _INV_SQRT_2PI = float(1 / np.sqrt(2 * np.pi))
 _SQRT_2_OVER_PI = float(np.sqrt(2 / np.pi))
+_F = np.float32
+_C9 = _F(_ERFC[9])
+_HORNER = tuple(_F(c) for c in _ERFC[8:0:-1])
+_C0_HALF = _F(_ERFC[0] + np.log(0.5))  # erfc(z) / 2 = t exp(-z^2 + P(t) + ln 1/2): the halving is free
+_T_SCALE = _F(_SQRT_HALF * 0.5)
 
 
-def _normal_cdf(x):
-    """(Phi(x), exp(-x^2 / 2)) of a float32 or float64 array, in its dtype."""
+def _normal_cdf(x, pdf=False):
+    """(Phi(x), exp(-x^2 / 2) or None) of a float32 or float64 array, in its dtype.
+
+    float32 goes in whole-array passes, as few as the formula allows (a pass over a 1 MiB array
+    costs about as much as numpy's call overhead a thousand times over): the tail q = Phi(-|x|)
+    from the erfc fit, then Phi(x) = q + [x > 0] (1 - 2q), exact in the negative tail (a masked
+    or np.where pass costs tens of times more, on random signs).
+    """
     if x.dtype == np.float64:
-        return 0.5 * (1.0 + _erf(x * _SQRT_HALF)), np.exp(-0.5 * x * x)
-    z = np.abs(x)
-    z *= np.float32(_SQRT_HALF)
-    t = z * np.float32(0.5)
-    t += np.float32(1.0)
+        return 0.5 * (1.0 + _erf(x * _SQRT_HALF)), (np.exp(-0.5 * x * x) if pdf else None)
+    a = np.abs(x)
+    t = a * _T_SCALE
+    t += _F(1.0)
     np.reciprocal(t, out=t)
-    p = t * np.float32(_ERFC[9])
-    for c in _ERFC[8:0:-1]:
-        p += np.float32(c)
-        p *= t
-    p += np.float32(_ERFC[0])
-    np.exp(p, out=p)
-    p *= t
-    e = np.square(z, out=z)
-    np.negative(e, out=e)
-    np.exp(e, out=e)
-    p *= e
-    p *= np.float32(0.5)  # Phi(-|x|) = erfc(|x| / sqrt 2) / 2
-    # Phi(x) = (1 + s) / 2 - s Phi(-|x|), s = sign(x): arithmetic passes (a masked or np.where pass
-    # costs several times more in numpy), exact in the negative tail
-    s = np.sign(x)
-    p *= s
-    s += np.float32(1.0)
-    s *= np.float32(0.5)
-    s -= p
-    return s, e
+    q = t * _C9
+    for c in _HORNER:
+        q += c
+        q *= t
+    q += _C0_HALF
+    np.square(a, out=a)
+    a *= _F(-0.5)  # -z^2 = -x^2 / 2
+    q += a
+    np.exp(q, out=q)
+    q *= t  # q = Phi(-|x|)
+    e = np.exp(a, out=a) if pdf else None
+    r = np.multiply(q, _F(-2.0), out=t)
+    r += _F(1.0)
+    r *= x > 0
+    r += q
+    return r, e
 
 
 def _gelu_vals(self):
@@ -237,7 +243,7 @@ def gelu_backward(grad_output, self, approximate="none"):
         th *= 0.5
         dy = th
     else:
-        dy, e = _normal_cdf(x)
+        dy, e = _normal_cdf(x, pdf=True)
         e *= x
         e *= _INV_SQRT_2PI
         dy += e
