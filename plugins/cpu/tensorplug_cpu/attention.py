@@ -97,6 +97,16 @@ def _rows(t, d, n):
     return np.ascontiguousarray(_vals(t, d)).reshape(-1, n)
 
 
+def _row_sums(x):
+    """Each row's sum of a C-ordered float (rows, n) matrix, as a column: one matrix-vector product
+    (numpy's reduce costs ~10x more on short rows)."""
+    return (x @ np.ones(x.shape[1], x.dtype))[:, None]
+
+
+def _col_sums(x):
+    return np.ones(x.shape[0], x.dtype) @ x
+
+
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     d = input._dtype
     n = 1
@@ -107,7 +117,8 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     if not x.size:
         zero = np.zeros(stat_shape, x.dtype)
         return _out(x.reshape(input._shape).copy(), d), _out(zero, d), _out(zero.copy(), d)
-    mean = x.mean(1, keepdims=True)
+    mean = _row_sums(x)
+    mean /= n
     xc = x - mean
     var = np.einsum("ij,ij->i", xc, xc)[:, None]
     var /= n
@@ -133,13 +144,14 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
     xhat *= r
     gi = gw = gb = None
     if output_mask[1] and weight is not None:
-        gw = _out(np.einsum("ij,ij->j", g, xhat).reshape(weight._shape), d)
+        gw = _out(_col_sums(g * xhat).reshape(weight._shape), d)
     if output_mask[2] and bias is not None:
-        gb = _out(g.sum(0).reshape(bias._shape), d)
+        gb = _out(_col_sums(g).reshape(bias._shape), d)
     if output_mask[0]:
         gg = g * _vals(weight, d).reshape(n) if weight is not None else g.copy()
         if n:
-            a = gg.mean(1, keepdims=True)
+            a = _row_sums(gg)
+            a /= n
             b = np.einsum("ij,ij->i", gg, xhat)[:, None]
             b /= n
             gg -= a
