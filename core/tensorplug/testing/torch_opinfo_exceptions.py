@@ -6,8 +6,6 @@ fails on a failure not listed here and on an entry that no longer fails. ``pytho
 tensorplug.testing.torch_opinfo --new-failures`` prints the entries to add.
 """
 
-_NUMBER_SELF = ("a Python number as the first argument (op(2, t)) is accepted; PyTorch's function form "
-                "raises TypeError")
 _NO_OUT = "no out= argument (PyTorch's error inputs check the dtype and overlap of out=)"
 _POOL_PAD = "negative padding raises 'padding must be non-negative' where PyTorch says 'pad must be non-negative'"
 _TIES = ("indices of equal elements: PyTorch's default (unstable) sort orders ties in its own way; the "
@@ -19,14 +17,6 @@ EXCEPTIONS: dict = {
     "normal/grad": "the gradient with respect to mean is the output gradient; PyTorch defines it as zero",
     "clamp_max": "no clamp_max.Tensor / clamp_min.Tensor overload: only a Number bound",
     "clamp_min": "no clamp_max.Tensor / clamp_min.Tensor overload: only a Number bound",
-    "eq/error": _NUMBER_SELF,
-    "ne/error": _NUMBER_SELF,
-    "ge/error": _NUMBER_SELF,
-    "gt/error": _NUMBER_SELF,
-    "le/error": _NUMBER_SELF,
-    "lt/error": _NUMBER_SELF,
-    "fmod/error": _NUMBER_SELF,
-    "rsub/error": _NUMBER_SELF,
     "linspace/error": "1-element start/end tensors are converted to numbers, a 2-element one fails with "
                       "'cannot be converted to Scalar' instead of 'only supports 0-dimensional start and end "
                       "tensors'",
@@ -76,7 +66,6 @@ EXCEPTIONS.update({
     "aminmax/error": _NO_OUT,
     "kthvalue/error": _NO_OUT,
     "complex/error": _NO_OUT,
-    "copysign/error": _NUMBER_SELF,
     "einsum/forward": "sublist subscripts of 52 or more (PyTorch allows any non-negative int) are refused" + _ISSUE,
     "einsum/grad": "as einsum/forward",
     **{f"fft.{n}/error": _FFT_0D for n in ("fft2", "fftn", "ifft2", "ifftn", "irfft2", "irfftn", "rfft2", "rfftn")},
