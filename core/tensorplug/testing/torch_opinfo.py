@@ -76,6 +76,7 @@ ADAPTERS = {
     "where": lambda self, condition, other, **kw: tp.where(condition, self, other, **kw),
     "nn.functional.embedding": lambda weight, idx, **kw: _lookup_path("nn.functional.embedding")(idx, weight, **kw),
     "zero_": lambda x: x.clone().zero_(),
+    "einsum": lambda tensors, equation: tp.einsum(equation, tensors),
 }
 
 

@@ -66,8 +66,6 @@ EXCEPTIONS.update({
     "aminmax/error": _NO_OUT,
     "kthvalue/error": _NO_OUT,
     "complex/error": _NO_OUT,
-    "einsum/forward": "sublist subscripts of 52 or more (PyTorch allows any non-negative int) are refused" + _ISSUE,
-    "einsum/grad": "as einsum/forward",
     **{f"fft.{n}/error": _FFT_0D for n in ("fft2", "fftn", "ifft2", "ifftn", "irfft2", "irfftn", "rfft2", "rfftn")},
     "fill/grad": "fill with a 0-dim tensor value: the gradient reaches the value but not the filled input (zero), "
                  "which PyTorch reports as a differentiable result" + _ISSUE,
@@ -106,5 +104,4 @@ EXCEPTIONS.update({
     "nn.functional.unfold/forward": "bool inputs to unfold (im2col) raise NotImplementedError; PyTorch computes them" + _ISSUE,
     **{f"polygamma.polygamma_n_{i}/{c}": _POLY_POLES for i in range(5) for c in ("forward", "inplace")},
     "special.polygamma.special_polygamma_n_0/forward": _POLY_POLES,
-    "tensordot/forward": "a contracted dimension of size 1 against a larger one: PyTorch broadcasts it, tensorplug raises 'contracted dimensions need to match'" + _ISSUE,
 })
