@@ -32,3 +32,17 @@ def test_tensordot_broadcasts_a_contracted_dim_of_size_one():
     with pytest.raises(RuntimeError, match="contracted dimensions need to match, but first has size 3 in dim 0 "
                                            "and second has size 2 in dim 0"):
         tp.tensordot(tp.ones(3, 3), tp.ones(2, 3), ([0], [0]))
+
+
+def test_float32_trigamma_follows_pytorchs_float32_kernel_at_and_near_the_poles():
+    # PyTorch's float32 kernel computes sin(pi x) in float32: finite at the negative integers, and
+    # 412.75259 (not the exact 412.74422) at -7.9505868
+    x = tp.tensor([-7.950586795806885, -1.0, -2.0, 0.0, 1.0])
+    got = tp.polygamma(1, x).tolist()
+    assert got[0] == pytest.approx(412.7525939941406, rel=1e-7)
+    assert got[1] == pytest.approx(1291369695936512.0, rel=1e-6)
+    assert got[2] == pytest.approx(322842423984128.0, rel=1e-6)
+    assert got[3] == float("inf")
+    assert got[4] == pytest.approx(1.644934058189392, rel=1e-7)
+    # float64 stays exact
+    assert tp.polygamma(1, tp.tensor([1.0], dtype=tp.float64)).item() == pytest.approx(1.6449340668482264, rel=1e-14)

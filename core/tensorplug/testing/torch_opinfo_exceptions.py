@@ -49,8 +49,6 @@ EXCEPTIONS: dict = {
 
 _ISSUE = " (issue 13, left for a follow-up)"
 _FFT_0D = "a 0-dim input to the n-dimensional FFTs raises IndexError ('tuple index out of range') instead of PyTorch's 'Dimension specified as 0 but tensor has no dimensions'" + _ISSUE
-_POLY_POLES = ("at the poles (0 and the negative integers) PyTorch's float32 kernel returns large finite values where "
-               "tensorplug returns inf; elsewhere the values agree")
 _INT_BETA = ("an integer input with a float beta/alpha raises PyTorch's error ('For integral input tensors, argument "
              "beta must not be a floating point number') where PyTorch's own sample computes it" + _ISSUE)
 _RANDOM_GRAD = "the gradient goes through a random mask that tensorplug's generator draws differently from PyTorch's"
@@ -102,6 +100,4 @@ EXCEPTIONS.update({
     "nn.functional.pdist/grad": "pdist of fewer than two rows returns an empty result that does not require grad" + _ISSUE,
     "nn.functional.soft_margin_loss/error": "a target of another shape fails broadcasting with the broadcast message, not PyTorch's size-mismatch wording",
     "nn.functional.unfold/forward": "bool inputs to unfold (im2col) raise NotImplementedError; PyTorch computes them" + _ISSUE,
-    **{f"polygamma.polygamma_n_{i}/{c}": _POLY_POLES for i in range(5) for c in ("forward", "inplace")},
-    "special.polygamma.special_polygamma_n_0/forward": _POLY_POLES,
 })
