@@ -46,3 +46,19 @@ def test_float32_trigamma_follows_pytorchs_float32_kernel_at_and_near_the_poles(
     assert got[4] == pytest.approx(1.644934058189392, rel=1e-7)
     # float64 stays exact
     assert tp.polygamma(1, tp.tensor([1.0], dtype=tp.float64)).item() == pytest.approx(1.6449340668482264, rel=1e-14)
+
+
+def test_pinv_takes_rcond_positionally_as_rtol():
+    A = tp.tensor([[2.0, 0.0], [0.0, 0.1]], dtype=tp.float64)
+    want = tp.linalg.pinv(A, rtol=0.5)
+    assert tp.allclose(tp.linalg.pinv(A, 0.5), want)
+    assert tp.allclose(tp.linalg.pinv(A, rcond=0.5), want)
+    assert tp.linalg.pinv(A, 0.5).tolist() == [[0.5, 0.0], [0.0, 0.0]]
+    # a tensor rcond per matrix of the batch
+    B = tp.stack([A, A])
+    out = tp.linalg.pinv(B, tp.tensor([0.5, 0.01], dtype=tp.float64))
+    assert out[0].tolist() == [[0.5, 0.0], [0.0, 0.0]]
+    assert tp.allclose(out[1], tp.tensor([[0.5, 0.0], [0.0, 10.0]], dtype=tp.float64))
+    assert tp.allclose(tp.linalg.pinv(A, 0.5, True), want)
+    with pytest.raises(TypeError):
+        tp.linalg.pinv(A, 0.5, atol=0.1)

@@ -160,16 +160,21 @@ def _tolerance(A, S, atol, rtol):
     if atol is None:
         atol = 0.0
     largest = amax(S, (-1,), True) if S._shape[-1] else S.sum((-1,), True)
-    tol = largest * rtol
+    tol = largest * (rtol.unsqueeze(-1) if isinstance(rtol, Tensor) else rtol)
     if isinstance(atol, Tensor):
         return _where(tol > atol.unsqueeze(-1), tol, atol.unsqueeze(-1))
     return tol.clamp(min=atol) if atol else tol
 
 
-def pinv(A, *, atol=None, rtol=None, hermitian=False):
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
     """The Moore-Penrose pseudo-inverse of each matrix, from its SVD (its eigendecomposition with
     ``hermitian=True``); singular values at most ``max(atol, rtol * largest)`` count as zero (default
-    rtol: eps * max(m, n))."""
+    rtol: eps * max(m, n)). ``rcond`` (PyTorch's older, positional form) is ``rtol``."""
+    if rcond is not None:
+        if atol is not None or rtol is not None:
+            raise TypeError("linalg_pinv() received an invalid combination of arguments - got rcond together "
+                            "with atol or rtol: rcond is the older name of rtol")
+        rtol = rcond
     _pinv_check(A)
     if hermitian:
         w, V = _eigh(A)

@@ -77,6 +77,7 @@ ADAPTERS = {
     "nn.functional.embedding": lambda weight, idx, **kw: _lookup_path("nn.functional.embedding")(idx, weight, **kw),
     "zero_": lambda x: x.clone().zero_(),
     "einsum": lambda tensors, equation: tp.einsum(equation, tensors),
+    "linalg.pinv.singular": lambda a, b: tp.linalg.pinv(a @ b.mT),
 }
 
 

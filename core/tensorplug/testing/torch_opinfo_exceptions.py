@@ -73,8 +73,6 @@ EXCEPTIONS.update({
     "linalg.eigh/forward": "eigenvectors are unique up to sign (and within repeated eigenvalues): LAPACK's choice here differs from PyTorch's; the eigenvalues agree",
     "linalg.eigh/grad": "the eigenvectors' gauge (sign) differs, so a loss on them has another gradient; gauge-invariant losses agree (tests/test_linalg_torch_oracle.py)",
     "linalg.pinv.hermitian/grad": "pinv(hermitian=True) differentiates through eigh: its gradient matches PyTorch's only in symmetric directions (tested there)",
-    "linalg.pinv.singular/forward": "pinv's tolerance given as a second positional argument (PyTorch's rcond) is refused: only atol=/rtol= keywords" + _ISSUE,
-    "linalg.pinv.singular/grad": "as linalg.pinv.singular/forward",
     "linalg.lstsq/grad": "lstsq's residuals are not differentiable here (only the solution is)" + _ISSUE,
     "linalg.lstsq.grad_oriented/forward": "lstsq returns its four fields where this OpInfo's wrapper takes two" + _ISSUE,
     "linalg.lstsq.grad_oriented/grad": "as linalg.lstsq/grad",
