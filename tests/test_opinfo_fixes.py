@@ -62,3 +62,15 @@ def test_pinv_takes_rcond_positionally_as_rtol():
     assert tp.allclose(tp.linalg.pinv(A, 0.5, True), want)
     with pytest.raises(TypeError):
         tp.linalg.pinv(A, 0.5, atol=0.1)
+
+
+def test_lstsq_empty_residuals_are_a_differentiable_result():
+    A = tp.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 7.0]], dtype=tp.float64, requires_grad=True)
+    B = tp.tensor([[1.0], [2.0], [2.0]], dtype=tp.float64)
+    X, res, _, _ = tp.linalg.lstsq(A, B)  # gelsy: no residuals
+    assert res.shape == (0,) and res.dtype is tp.float64
+    assert res.requires_grad
+    g, = tp.autograd.grad((X.sum(), res.sum()), (A,))
+    assert g.shape == (3, 2)
+    X, res, _, _ = tp.linalg.lstsq(A.detach(), B)
+    assert not res.requires_grad

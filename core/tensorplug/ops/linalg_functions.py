@@ -237,7 +237,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
         r = matmul(A, X) - b
         residuals = _sum(r * r, (-2,))
     else:
-        residuals = _zeros((0,), dtype=A._dtype, device=A._device)
+        # empty, but a differentiable result as PyTorch's (it requires grad when the inputs do)
+        residuals = X.reshape((-1,))[:0] * 0
     if vector:
         X = X.squeeze(-1)
     if driver == "gels":

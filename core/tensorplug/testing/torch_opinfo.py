@@ -78,6 +78,7 @@ ADAPTERS = {
     "zero_": lambda x: x.clone().zero_(),
     "einsum": lambda tensors, equation: tp.einsum(equation, tensors),
     "linalg.pinv.singular": lambda a, b: tp.linalg.pinv(a @ b.mT),
+    "linalg.lstsq.grad_oriented": lambda a, b, driver: tp.linalg.lstsq(a, b, driver=driver)[:2],
 }
 
 
