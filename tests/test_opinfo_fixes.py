@@ -74,3 +74,15 @@ def test_lstsq_empty_residuals_are_a_differentiable_result():
     assert g.shape == (3, 2)
     X, res, _, _ = tp.linalg.lstsq(A.detach(), B)
     assert not res.requires_grad
+
+
+def test_clamp_min_and_clamp_max_take_bool_tensors():
+    b = tp.tensor([True, False])
+    assert tp.clamp_min(b, tp.tensor(True)).tolist() == [True, True]
+    assert tp.clamp_max(b, tp.tensor(False)).tolist() == [False, False]
+    assert tp.clamp_min(b, tp.tensor([[False], [True]])).tolist() == [[True, False], [True, True]]
+    c = b.clone()
+    assert c.clamp_min_(tp.tensor(True)) is c and c.tolist() == [True, True]
+    assert tp.clamp(b, tp.tensor(True)).dtype is tp.bool  # one tensor bound: clamp_min
+    with pytest.raises(NotImplementedError, match="not implemented for 'Bool'"):
+        tp.clamp(b, tp.tensor(False), tp.tensor(True))  # both bounds: PyTorch's clamp refuses bool

@@ -15,8 +15,6 @@ EXCEPTIONS: dict = {
     "normal.in_place": "Tensor.normal_ refuses a negative std on samples PyTorch accepts, and accepts the one "
                        "its error inputs refuse",
     "normal/grad": "the gradient with respect to mean is the output gradient; PyTorch defines it as zero",
-    "clamp_max": "no clamp_max.Tensor / clamp_min.Tensor overload: only a Number bound",
-    "clamp_min": "no clamp_max.Tensor / clamp_min.Tensor overload: only a Number bound",
     "linspace/error": "1-element start/end tensors are converted to numbers, a 2-element one fails with "
                       "'cannot be converted to Scalar' instead of 'only supports 0-dimensional start and end "
                       "tensors'",
