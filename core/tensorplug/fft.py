@@ -299,3 +299,7 @@ def ifftshift(input, dim=None):
         return input.clone()
     return roll(input, [(input._shape[_wrap_dim(d, len(input._shape))] + 1) // 2 for d in dims], dims)
 
+
+from .ops import out as _out  # noqa: E402
+
+_out.install(globals(), "fft")  # PyTorch's out=

@@ -173,11 +173,9 @@ def _tensordot_dims(a, b, dims):
     return [_wrap_dim(d, a.dim()) for d in da], [_wrap_dim(d, b.dim()) for d in db]
 
 
-def tensordot(a, b, dims=2, out=None):
+def tensordot(a, b, dims=2):
     """The sum of products of ``a`` and ``b`` over the dims ``dims`` names: an int (the last ``dims`` of
     ``a`` with the first of ``b``) or two lists of dims."""
-    if out is not None:
-        raise NotImplementedError("tensordot: out= is not supported")
     if a._dtype is not b._dtype:
         raise RuntimeError("both inputs should have same dtype")
     da, db = _tensordot_dims(a, b, dims)

@@ -198,6 +198,41 @@ def to_tp(v, requires_grad=None):
     return v
 
 
+def to_tp_aliased(v, memo=None):
+    """As :func:`to_tp`, keeping which tensors share memory and how (the error inputs of out= test an out
+    that is an input, overlaps one, or is expanded): each torch storage becomes one tensorplug buffer, and
+    each tensor on it a strided view (offset and strides kept, stride 0 included)."""
+    torch = _torch()
+    memo = {} if memo is None else memo
+    if isinstance(v, torch.Tensor):
+        if id(v) in memo:
+            return memo[id(v)]
+        out = None
+        if (v.layout == torch.strided and not v.is_quantized and not v.is_complex() and v.numel()
+                and not v.requires_grad and v.dtype not in (torch.bfloat16, torch.float16)):
+            st = v.untyped_storage()
+            k = (st.data_ptr(), v.dtype)
+            base = memo.get(k)
+            if base is None:
+                flat = torch.empty(0, dtype=v.dtype).set_(st)
+                base = memo[k] = to_tp(flat, False)
+            try:
+                out = base.as_strided(tuple(v.shape), tuple(v.stride()), v.storage_offset())
+            except Exception:  # a layout numpy cannot hold (more than 64 dims): converted alone below
+                out = None
+        if out is None:
+            out = to_tp(v, False)
+        memo[id(v)] = out
+        return out
+    if isinstance(v, list):
+        return [to_tp_aliased(x, memo) for x in v]
+    if isinstance(v, tuple):
+        return tuple(to_tp_aliased(x, memo) for x in v)
+    if isinstance(v, dict):
+        return {k: to_tp_aliased(x, memo) for k, x in v.items()}
+    return to_tp(v, False)
+
+
 def _with_strides(src, dense):
     """``dense``'s values laid out with ``src``'s strides (through a larger buffer and as_strided)."""
     shape, strides = tuple(src.shape), tuple(src.stride())
@@ -515,7 +550,8 @@ def _errors(op, res, kind, fn):
     for ei in errs:
         args, kwargs = _sample_args(ei.sample_input)
         try:
-            targs, tkwargs = to_tp(args, False), to_tp(kwargs, False)
+            memo = {}
+            targs, tkwargs = to_tp_aliased(args, memo), to_tp_aliased(kwargs, memo)
         except Unsupported:
             res.unsupported += 1
             continue

@@ -6,7 +6,6 @@ fails on a failure not listed here and on an entry that no longer fails. ``pytho
 tensorplug.testing.torch_opinfo --new-failures`` prints the entries to add.
 """
 
-_NO_OUT = "no out= argument (PyTorch's error inputs check the dtype and overlap of out=)"
 _POOL_PAD = "negative padding raises 'padding must be non-negative' where PyTorch says 'pad must be non-negative'"
 _TIES = ("indices of equal elements: PyTorch's default (unstable) sort orders ties in its own way; the "
          "values agree")
@@ -36,13 +35,6 @@ EXCEPTIONS: dict = {
     "topk/forward": _TIES,
     "sort/forward": _TIES,
     "argsort/forward": _TIES,
-    "gather/error": _NO_OUT,
-    "index_select/error": _NO_OUT,
-    "multinomial/error": _NO_OUT,
-    "bernoulli/error": _NO_OUT,
-    "cat/error": _NO_OUT,
-    "amax/error": _NO_OUT,
-    "amin/error": _NO_OUT,
 }
 
 _ISSUE = " (issue 13, left for a follow-up)"
@@ -59,9 +51,6 @@ EXCEPTIONS.update({
     "addbmm/forward": "float32 sums of batched products in another order: one element of 50 is just outside float32 tolerance",
     "addmv/forward": _INT_BETA,
     "baddbmm/forward": _INT_BETA,
-    "aminmax/error": _NO_OUT,
-    "kthvalue/error": _NO_OUT,
-    "complex/error": _NO_OUT,
     **{f"fft.{n}/error": _FFT_0D for n in ("fft2", "fftn", "ifft2", "ifftn", "irfft2", "irfftn", "rfft2", "rfftn")},
     "fill/grad": "fill with a 0-dim tensor value: the gradient reaches the value but not the filled input (zero), "
                  "which PyTorch reports as a differentiable result" + _ISSUE,
