@@ -86,3 +86,11 @@ def test_clamp_min_and_clamp_max_take_bool_tensors():
     assert tp.clamp(b, tp.tensor(True)).dtype is tp.bool  # one tensor bound: clamp_min
     with pytest.raises(NotImplementedError, match="not implemented for 'Bool'"):
         tp.clamp(b, tp.tensor(False), tp.tensor(True))  # both bounds: PyTorch's clamp refuses bool
+
+
+@pytest.mark.parametrize("name", ["fft2", "fftn", "ifft2", "ifftn", "rfft2", "rfftn", "irfft2", "irfftn"])
+def test_nd_fft_of_a_0d_input_names_the_dim(name):
+    with pytest.raises(IndexError, match="Dimension specified as 0 but tensor has no dimensions"):
+        getattr(tp.fft, name)(tp.tensor(1.0), dim=(0,))
+    with pytest.raises(IndexError, match="Dimension specified as -2 but tensor has no dimensions"):
+        getattr(tp.fft, name)(tp.tensor(1.0), dim=(-2, -1))

@@ -38,7 +38,6 @@ EXCEPTIONS: dict = {
 }
 
 _ISSUE = " (issue 13, left for a follow-up)"
-_FFT_0D = "a 0-dim input to the n-dimensional FFTs raises IndexError ('tuple index out of range') instead of PyTorch's 'Dimension specified as 0 but tensor has no dimensions'" + _ISSUE
 _INT_BETA = ("an integer input with a float beta/alpha raises PyTorch's error ('For integral input tensors, argument "
              "beta must not be a floating point number') where PyTorch's own sample computes it" + _ISSUE)
 _RANDOM_GRAD = "the gradient goes through a random mask that tensorplug's generator draws differently from PyTorch's"
@@ -51,7 +50,6 @@ EXCEPTIONS.update({
     "addbmm/forward": "float32 sums of batched products in another order: one element of 50 is just outside float32 tolerance",
     "addmv/forward": _INT_BETA,
     "baddbmm/forward": _INT_BETA,
-    **{f"fft.{n}/error": _FFT_0D for n in ("fft2", "fftn", "ifft2", "ifftn", "irfft2", "irfftn", "rfft2", "rfftn")},
     "fill/grad": "fill with a 0-dim tensor value: the gradient reaches the value but not the filled input (zero), "
                  "which PyTorch reports as a differentiable result" + _ISSUE,
     "hsplit/error": _SPLIT_MSG,
