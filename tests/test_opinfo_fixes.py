@@ -94,3 +94,33 @@ def test_nd_fft_of_a_0d_input_names_the_dim(name):
         getattr(tp.fft, name)(tp.tensor(1.0), dim=(0,))
     with pytest.raises(IndexError, match="Dimension specified as -2 but tensor has no dimensions"):
         getattr(tp.fft, name)(tp.tensor(1.0), dim=(-2, -1))
+
+
+def test_pool_and_conv_errors_in_pytorchs_words():
+    F = tp.nn.functional
+    x1, x2 = tp.ones(1, 1, 6), tp.ones(1, 1, 6, 6)
+    cases = [
+        (lambda: F.avg_pool2d(x2, 2, padding=-1), RuntimeError, "pad must be non-negative, but got pad: -1"),
+        (lambda: F.max_pool2d(x2, 2, padding=-1), RuntimeError, "pad must be non-negative, but got pad: -1"),
+        (lambda: F.max_pool1d(x1, 2, padding=-1), RuntimeError, r"max_pool1d\(\) padding must be non-negative, but got -1"),
+        (lambda: F.avg_pool1d(x1, 2, padding=2), RuntimeError,
+         "pad should be at most half of effective kernel size, but got pad=2, kernel_size=2 and dilation=1"),
+        # the padding is checked before the input's empty dims
+        (lambda: F.avg_pool3d(tp.ones(0, 1, 49, 50), 2, 50, 4), RuntimeError,
+         "pad should be at most half of effective kernel size, but got pad=4"),
+        (lambda: F.max_pool3d(tp.ones(0, 1, 49, 50), 2, 50, 4), RuntimeError,
+         "pad should be at most half of effective kernel size, but got pad=4"),
+        (lambda: F.adaptive_avg_pool1d(tp.ones(1, 2, 3), (2, 3)), RuntimeError,
+         r"adaptive_avg_pool1d\(\) argument 'output_size' should contain one int \(got 2\)"),
+        (lambda: F.adaptive_avg_pool2d(tp.ones(2, 2), (2, 2)), ValueError, "Input dimension should be at least 3"),
+        (lambda: F.adaptive_max_pool2d(tp.ones(2, 2), (2, 2)), ValueError, "Input dimension should be at least 3"),
+        (lambda: F.conv2d(x2, tp.ones(1, 1, 2, 2), dilation=0), RuntimeError,
+         r"dilation should be greater than zero, but got \[0, 0\]"),
+        (lambda: F.conv1d(x1, tp.ones(1, 2)), RuntimeError, "weight should have at least three dimensions"),
+        (lambda: F.conv2d(x2, tp.ones(1, 1, 2), padding="same"), RuntimeError,
+         r"Expected 3-dimensional input for 3-dimensional weight\[1, 1, 2\], but got 4-dimensional input of size "
+         r"\[1, 1, 6, 6\] instead"),
+    ]
+    for call, error, match in cases:
+        with pytest.raises(error, match=match):
+            call()

@@ -6,7 +6,6 @@ fails on a failure not listed here and on an entry that no longer fails. ``pytho
 tensorplug.testing.torch_opinfo --new-failures`` prints the entries to add.
 """
 
-_POOL_PAD = "negative padding raises 'padding must be non-negative' where PyTorch says 'pad must be non-negative'"
 _TIES = ("indices of equal elements: PyTorch's default (unstable) sort orders ties in its own way; the "
          "values agree")
 
@@ -20,18 +19,6 @@ EXCEPTIONS: dict = {
     "linspace.tensor_overload/error": "as linspace/error",
     "as_strided.partial_views/grad": "the gradient of a view that covers part of its storage (overlapping "
                                      "windows) is not PyTorch's as_strided_backward",
-    "nn.functional.adaptive_avg_pool1d/error": "output_size of more than one int: 'output_size must be 1' "
-                                               "instead of PyTorch's wording",
-    "nn.functional.adaptive_avg_pool2d/error": "a 2-d input raises RuntimeError in the op; PyTorch's Python "
-                                               "wrapper raises ValueError first",
-    "nn.functional.avg_pool1d/error": _POOL_PAD,
-    "nn.functional.avg_pool2d/error": _POOL_PAD,
-    "nn.functional.max_pool1d/error": _POOL_PAD,
-    "nn.functional.max_pool2d/error": _POOL_PAD,
-    "nn.functional.conv1d/error": "dilation <= 0 says 'non-positive dilation is not supported' (PyTorch's "
-                                  "convolution check) where the OpInfo expects 'dilation should be greater "
-                                  "than zero'",
-    "nn.functional.conv2d/error": "as nn.functional.conv1d/error",
     "topk/forward": _TIES,
     "sort/forward": _TIES,
     "argsort/forward": _TIES,
@@ -43,7 +30,6 @@ _INT_BETA = ("an integer input with a float beta/alpha raises PyTorch's error ('
 _RANDOM_GRAD = "the gradient goes through a random mask that tensorplug's generator draws differently from PyTorch's"
 _SPLIT_MSG = ("a str section count raises tensor_split's argument TypeError, not PyTorch's 'received an invalid "
               "combination of arguments'")
-_EMPTY_POOL = "an input with an empty non-batch dimension is refused with the empty-input message before PyTorch's padding check"
 _INT_INTERP = "uint8 inputs to bilinear/bicubic interpolation raise NotImplementedError (PyTorch computes them)" + _ISSUE
 
 EXCEPTIONS.update({
@@ -63,10 +49,6 @@ EXCEPTIONS.update({
     "logspace/error": "1-element start/end tensors are converted to numbers, a 2-element one fails with 'cannot be converted to Scalar' instead of 'only supports 0-dimensional start and end tensors'",
     "logspace.tensor_overload/error": "as logspace/error",
     "matrix_exp/forward": "float32 values outside float32 tolerance on one of PyTorch's samples (24 of 125 elements); not diagnosed yet" + _ISSUE,
-    "nn.functional.adaptive_max_pool2d/error": "a 2-d input raises RuntimeError in the op; PyTorch's Python wrapper raises ValueError first",
-    "nn.functional.avg_pool3d/error": _EMPTY_POOL,
-    "nn.functional.max_pool3d/error": _EMPTY_POOL,
-    "nn.functional.conv3d/error": "as nn.functional.conv1d/error",
     "nn.functional.feature_alpha_dropout.with_train/grad": _RANDOM_GRAD,
     "nn.functional.rrelu/grad": _RANDOM_GRAD,
     "nn.functional.interpolate.bicubic/forward": _INT_INTERP,
