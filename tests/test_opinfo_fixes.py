@@ -124,3 +124,19 @@ def test_pool_and_conv_errors_in_pytorchs_words():
     for call, error, match in cases:
         with pytest.raises(error, match=match):
             call()
+
+
+@pytest.mark.parametrize("name", ["linspace", "logspace"])
+def test_linspace_logspace_refuse_ends_with_dims(name):
+    fn = getattr(tp, name)
+    with pytest.raises(RuntimeError, match=f"{name} only supports 0-dimensional start and end tensors, but got "
+                                           r"start with 1 dimension\(s\) and end with 0 dimension\(s\)\."):
+        fn(tp.tensor([1.0]), tp.tensor(3.0), 3)  # even one element, as PyTorch
+    assert fn(tp.tensor(1.0), tp.tensor(3.0), 3).shape == (3,)
+
+
+@pytest.mark.parametrize("name", ["hsplit", "vsplit", "dsplit"])
+def test_split_with_a_str_is_the_invalid_combination_type_error(name):
+    with pytest.raises(TypeError, match=f"{name}\\(\\) received an invalid combination of arguments - got "
+                                        "\\(Tensor, str\\)"):
+        getattr(tp, name)(tp.ones(2, 2, 2), "abc")

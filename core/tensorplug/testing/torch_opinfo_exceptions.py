@@ -13,10 +13,6 @@ EXCEPTIONS: dict = {
     "normal.in_place": "Tensor.normal_ refuses a negative std on samples PyTorch accepts, and accepts the one "
                        "its error inputs refuse",
     "normal/grad": "the gradient with respect to mean is the output gradient; PyTorch defines it as zero",
-    "linspace/error": "1-element start/end tensors are converted to numbers, a 2-element one fails with "
-                      "'cannot be converted to Scalar' instead of 'only supports 0-dimensional start and end "
-                      "tensors'",
-    "linspace.tensor_overload/error": "as linspace/error",
     "as_strided.partial_views/grad": "the gradient of a view that covers part of its storage (overlapping "
                                      "windows) is not PyTorch's as_strided_backward",
     "topk/forward": _TIES,
@@ -28,8 +24,6 @@ _ISSUE = " (issue 13, left for a follow-up)"
 _INT_BETA = ("an integer input with a float beta/alpha raises PyTorch's error ('For integral input tensors, argument "
              "beta must not be a floating point number') where PyTorch's own sample computes it" + _ISSUE)
 _RANDOM_GRAD = "the gradient goes through a random mask that tensorplug's generator draws differently from PyTorch's"
-_SPLIT_MSG = ("a str section count raises tensor_split's argument TypeError, not PyTorch's 'received an invalid "
-              "combination of arguments'")
 _INT_INTERP = "uint8 inputs to bilinear/bicubic interpolation raise NotImplementedError (PyTorch computes them)" + _ISSUE
 
 EXCEPTIONS.update({
@@ -38,16 +32,12 @@ EXCEPTIONS.update({
     "baddbmm/forward": _INT_BETA,
     "fill/grad": "fill with a 0-dim tensor value: the gradient reaches the value but not the filled input (zero), "
                  "which PyTorch reports as a differentiable result" + _ISSUE,
-    "hsplit/error": _SPLIT_MSG,
-    "vsplit/error": _SPLIT_MSG,
     "kthvalue/forward": "indices of equal elements in int64 inputs: PyTorch picks another of the tied positions; the values agree",
     "linalg.eigh/forward": "eigenvectors are unique up to sign (and within repeated eigenvalues): LAPACK's choice here differs from PyTorch's; the eigenvalues agree",
     "linalg.eigh/grad": "the eigenvectors' gauge (sign) differs, so a loss on them has another gradient; gauge-invariant losses agree (tests/test_linalg_torch_oracle.py)",
     "linalg.pinv.hermitian/grad": "pinv(hermitian=True) differentiates through eigh: its gradient matches PyTorch's only in symmetric directions (tested there)",
     "linalg.matrix_power/grad": "matrix_power(A, 0) returns an identity that does not require grad; PyTorch's requires grad (a zero gradient)" + _ISSUE,
     "linalg.slogdet/grad": "slogdet's sign output does not require grad here; PyTorch marks it differentiable (its gradient is zero)",
-    "logspace/error": "1-element start/end tensors are converted to numbers, a 2-element one fails with 'cannot be converted to Scalar' instead of 'only supports 0-dimensional start and end tensors'",
-    "logspace.tensor_overload/error": "as logspace/error",
     "matrix_exp/forward": "float32 values outside float32 tolerance on one of PyTorch's samples (24 of 125 elements); not diagnosed yet" + _ISSUE,
     "nn.functional.feature_alpha_dropout.with_train/grad": _RANDOM_GRAD,
     "nn.functional.rrelu/grad": _RANDOM_GRAD,
