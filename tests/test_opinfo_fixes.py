@@ -140,3 +140,17 @@ def test_split_with_a_str_is_the_invalid_combination_type_error(name):
     with pytest.raises(TypeError, match=f"{name}\\(\\) received an invalid combination of arguments - got "
                                         "\\(Tensor, str\\)"):
         getattr(tp, name)(tp.ones(2, 2, 2), "abc")
+
+
+def test_zero_gradient_results_are_differentiable_as_in_pytorch():
+    A = tp.tensor([[2.0, 1.0], [1.0, 3.0]], dtype=tp.float64, requires_grad=True)
+    sign, logabs = tp.linalg.slogdet(A)
+    assert sign.requires_grad and sign.item() == 1.0
+    g, = tp.autograd.grad(sign, (A,))
+    assert g.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    P = tp.linalg.matrix_power(A, 0)
+    assert P.requires_grad and P.tolist() == [[1.0, 0.0], [0.0, 1.0]]
+    assert tp.autograd.grad(P.sum(), (A,))[0].tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    assert not tp.linalg.matrix_power(A.detach(), 0).requires_grad
+    d = tp.nn.functional.pdist(tp.ones(1, 3, dtype=tp.float64, requires_grad=True))
+    assert d.shape == (0,) and d.requires_grad

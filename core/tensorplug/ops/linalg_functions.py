@@ -106,7 +106,16 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
 # -- determinants -------------------------------------------------------------------------------
 def slogdet(A):
     """``(sign, logabsdet)`` of each square matrix: ``det = sign * exp(logabsdet)``."""
-    return slogdet_result(*_slogdet(A))
+    sign, logabs = _slogdet(A)
+    if _needs_grad(A):
+        # PyTorch marks the sign a differentiable result (whose gradient is zero)
+        sign = _where(_never(A), A.sum((-2, -1)), sign)
+    return slogdet_result(sign, logabs)
+
+
+def _never(A):
+    """A 0-dim False: ``where(_never(A), x, y)`` is ``y`` with a zero gradient reaching ``x``."""
+    return _zeros((), dtype=_dt.bool, device=A._device)
 
 
 # -- decompositions -----------------------------------------------------------------------------
@@ -338,6 +347,8 @@ def matrix_power(A, n):
     size = A._shape[-1]
     if n == 0:
         eye = _eye(size, dtype=A._dtype, device=A._device)
+        if _needs_grad(A):  # a differentiable result in PyTorch (zero gradient)
+            return _where(_never(A), A, eye)
         return eye.expand(A._shape).clone()
     if n < 0:
         A = inv(A)

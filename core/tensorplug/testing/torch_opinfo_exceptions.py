@@ -36,8 +36,6 @@ EXCEPTIONS.update({
     "linalg.eigh/forward": "eigenvectors are unique up to sign (and within repeated eigenvalues): LAPACK's choice here differs from PyTorch's; the eigenvalues agree",
     "linalg.eigh/grad": "the eigenvectors' gauge (sign) differs, so a loss on them has another gradient; gauge-invariant losses agree (tests/test_linalg_torch_oracle.py)",
     "linalg.pinv.hermitian/grad": "pinv(hermitian=True) differentiates through eigh: its gradient matches PyTorch's only in symmetric directions (tested there)",
-    "linalg.matrix_power/grad": "matrix_power(A, 0) returns an identity that does not require grad; PyTorch's requires grad (a zero gradient)" + _ISSUE,
-    "linalg.slogdet/grad": "slogdet's sign output does not require grad here; PyTorch marks it differentiable (its gradient is zero)",
     "matrix_exp/forward": "float32 values outside float32 tolerance on one of PyTorch's samples (24 of 125 elements); not diagnosed yet" + _ISSUE,
     "nn.functional.feature_alpha_dropout.with_train/grad": _RANDOM_GRAD,
     "nn.functional.rrelu/grad": _RANDOM_GRAD,
@@ -49,7 +47,6 @@ EXCEPTIONS.update({
     "nn.functional.multi_head_attention_forward/grad": "as nn.functional.multi_head_attention_forward/forward",
     "nn.functional.multi_margin_loss/error": "an input with an empty class dimension reports the target range before PyTorch's non-empty check",
     "nn.functional.multilabel_margin_loss/error": "an input with an empty class dimension reports the target size before PyTorch's non-empty check",
-    "nn.functional.pdist/grad": "pdist of fewer than two rows returns an empty result that does not require grad" + _ISSUE,
     "nn.functional.soft_margin_loss/error": "a target of another shape fails broadcasting with the broadcast message, not PyTorch's size-mismatch wording",
     "nn.functional.unfold/forward": "bool inputs to unfold (im2col) raise NotImplementedError; PyTorch computes them" + _ISSUE,
 })
