@@ -57,6 +57,8 @@ from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, Lon
                       ShortTensor, CharTensor, ByteTensor, BoolTensor, set_default_device)
 
 globals().update({k: v for k, v in _PUBLIC.items() if k not in globals()})
+from .ops import out as _out  # noqa: E402
+_out.install(globals(), "")  # PyTorch's out= on the functions that have it (not on the Tensor methods)
 
 import builtins as _builtins  # noqa: E402
 

@@ -106,7 +106,7 @@ def _nd_params(input, s, dim):
     if dim is not None:
         if isinstance(dim, int):
             dim = (dim,)
-        dims = [_wrap_dim(d, ndim) for d in dim]
+        dims = [_wrap_one(input, d) for d in dim]  # a 0-dim input has no dim to transform
         if len(set(dims)) != len(dims):
             raise RuntimeError("FFT dims must be unique")
     if s is not None:
@@ -299,3 +299,7 @@ def ifftshift(input, dim=None):
         return input.clone()
     return roll(input, [(input._shape[_wrap_dim(d, len(input._shape))] + 1) // 2 for d in dims], dims)
 
+
+from .ops import out as _out  # noqa: E402
+
+_out.install(globals(), "fft")  # PyTorch's out=

@@ -18,3 +18,8 @@ from .ops.linalg_functions import (matrix_norm, norm, inv, inv_ex, solve, solve_
 __all__ = ["vector_norm", "matrix_norm", "norm", "inv", "inv_ex", "solve", "solve_ex", "det", "slogdet", "svd",
            "svdvals", "qr", "eigh", "eigvalsh", "cholesky", "cholesky_ex", "pinv", "lstsq", "multi_dot", "vecdot",
            "matrix_power", "cross", "solve_triangular", "matrix_rank", "matrix_exp", "LinAlgError"]
+
+
+from .ops import out as _out  # noqa: E402
+
+_out.install(globals(), "linalg")  # PyTorch's out=

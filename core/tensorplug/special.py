@@ -81,3 +81,8 @@ def softmax(input, dim, *, dtype=None):
 def log_softmax(input, dim, *, dtype=None):
     """:func:`tensorplug.log_softmax`."""
     return _a.log_softmax(input, dim, dtype)
+
+
+from .ops import out as _out  # noqa: E402
+
+_out.install(globals(), "special")  # PyTorch's out=

@@ -225,8 +225,19 @@ def _adaptive_matrix(n_in, n_out, like):
     return _tp.tensor(rows, dtype=like._dtype, device=like._device)
 
 
+def _output_size_fits(input, output_size):
+    """PyTorch's Python wrappers of the 2-d and 3-d adaptive pools: a list of sizes needs more input dims."""
+    if isinstance(output_size, (list, tuple)) and input.dim() <= len(output_size):
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+
+
 def _adaptive_avg_pool(nd, input, output_size):
     name = f"adaptive_avg_pool{nd}d"
+    if nd == 1 and isinstance(output_size, (list, tuple)) and len(output_size) != 1:
+        raise RuntimeError(f"adaptive_avg_pool1d() argument 'output_size' should contain one int "
+                           f"(got {len(output_size)})")
+    if nd == 2:
+        _output_size_fits(input, output_size)
     shape = input._shape
     if input.dim() not in (nd + 1, nd + 2):
         if nd == 1:
@@ -869,6 +880,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     """Max pooling of (N, C, H, W) or (C, H, W) to ``output_size`` (an int or a pair; None keeps a dim); with
     ``return_indices`` also each maximum's flat position ``h * W + w``."""
+    _output_size_fits(input, output_size)
     out = _pair(output_size)
     out = tuple(input.shape[-2 + i] if o is None else o for i, o in enumerate(out)) if len(out) == 2 else out
     res, idx = _conv_ops.adaptive_max_pool2d(input, out)

@@ -448,7 +448,8 @@ def pdist(input, p=2):
     _no_half("pdist", input)
     i, j = _pair_indices(input._shape[0])
     if not i:
-        return _tp.empty((0,), dtype=input._dtype, device=input._device)
+        # empty, but a differentiable result as PyTorch's (a view of no element of the input)
+        return input.reshape((-1,))[:0] * 0
     dev = input._device
     diff = input.index_select(0, _tp.tensor(i, dtype=_dt.int64, device=dev)) - \
         input.index_select(0, _tp.tensor(j, dtype=_dt.int64, device=dev))

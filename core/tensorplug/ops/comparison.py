@@ -184,17 +184,18 @@ def _clamp_complex(d):
     return NotImplementedError("clamp is not supported for complex types")
 
 
-def _check_clamp_result(*operands):
+def _check_clamp_result(*operands, bool_ok=False):
     refuse_complex(_clamp_complex)(*operands)
     d = result_type(*[v for v in operands if v is not None])
-    if d is _dt.bool:
+    if d is _dt.bool and not bool_ok:
         raise not_implemented("clamp", d)
     return d
 
 
 def _check_clamp_tensor(self, min=None, max=None):
     _check_bounds_given(min, max)
-    _check_clamp_result(self, min, max)
+    # one tensor bound is PyTorch's clamp_min / clamp_max, which take bool tensors; both bounds do not
+    _check_clamp_result(self, min, max, bool_ok=min is None or max is None)
     s = self._shape
     if (min is not None and min._shape != s) or (max is not None and max._shape != s):
         broadcast_shapes(s, *[t._shape for t in (min, max) if t is not None])

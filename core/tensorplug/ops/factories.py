@@ -418,9 +418,18 @@ _LINSPACE = ("Number start, Number end, int steps, *, tensorplug.dtype dtype = N
              "bool requires_grad = False",)
 
 
+def check_0d_ends(name, start, end):
+    """linspace/logspace take numbers or 0-dim tensors as their ends, as PyTorch."""
+    if (isinstance(start, Tensor) and start.dim()) or (isinstance(end, Tensor) and end.dim()):
+        ds, de = (t.dim() if isinstance(t, Tensor) else 0 for t in (start, end))
+        raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but got start with {ds} "
+                           f"dimension(s) and end with {de} dimension(s).")
+
+
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive; ``steps`` is an int (a float or
     bool is PyTorch's TypeError, not rounded)."""
+    check_0d_ends("linspace", start, end)
     steps = _num(steps)
     if not isinstance(steps, numbers.Integral) or isinstance(steps, (bool, np.bool_)):
         kw = {k: v for k, v in (("dtype", dtype), ("device", device)) if v is not None}

@@ -106,7 +106,16 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
 # -- determinants -------------------------------------------------------------------------------
 def slogdet(A):
     """``(sign, logabsdet)`` of each square matrix: ``det = sign * exp(logabsdet)``."""
-    return slogdet_result(*_slogdet(A))
+    sign, logabs = _slogdet(A)
+    if _needs_grad(A):
+        # PyTorch marks the sign a differentiable result (whose gradient is zero)
+        sign = _where(_never(A), A.sum((-2, -1)), sign)
+    return slogdet_result(sign, logabs)
+
+
+def _never(A):
+    """A 0-dim False: ``where(_never(A), x, y)`` is ``y`` with a zero gradient reaching ``x``."""
+    return _zeros((), dtype=_dt.bool, device=A._device)
 
 
 # -- decompositions -----------------------------------------------------------------------------
@@ -160,16 +169,21 @@ def _tolerance(A, S, atol, rtol):
     if atol is None:
         atol = 0.0
     largest = amax(S, (-1,), True) if S._shape[-1] else S.sum((-1,), True)
-    tol = largest * rtol
+    tol = largest * (rtol.unsqueeze(-1) if isinstance(rtol, Tensor) else rtol)
     if isinstance(atol, Tensor):
         return _where(tol > atol.unsqueeze(-1), tol, atol.unsqueeze(-1))
     return tol.clamp(min=atol) if atol else tol
 
 
-def pinv(A, *, atol=None, rtol=None, hermitian=False):
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
     """The Moore-Penrose pseudo-inverse of each matrix, from its SVD (its eigendecomposition with
     ``hermitian=True``); singular values at most ``max(atol, rtol * largest)`` count as zero (default
-    rtol: eps * max(m, n))."""
+    rtol: eps * max(m, n)). ``rcond`` (PyTorch's older, positional form) is ``rtol``."""
+    if rcond is not None:
+        if atol is not None or rtol is not None:
+            raise TypeError("linalg_pinv() received an invalid combination of arguments - got rcond together "
+                            "with atol or rtol: rcond is the older name of rtol")
+        rtol = rcond
     _pinv_check(A)
     if hermitian:
         w, V = _eigh(A)
@@ -232,7 +246,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
         r = matmul(A, X) - b
         residuals = _sum(r * r, (-2,))
     else:
-        residuals = _zeros((0,), dtype=A._dtype, device=A._device)
+        # empty, but a differentiable result as PyTorch's (it requires grad when the inputs do)
+        residuals = X.reshape((-1,))[:0] * 0
     if vector:
         X = X.squeeze(-1)
     if driver == "gels":
@@ -332,6 +347,8 @@ def matrix_power(A, n):
     size = A._shape[-1]
     if n == 0:
         eye = _eye(size, dtype=A._dtype, device=A._device)
+        if _needs_grad(A):  # a differentiable result in PyTorch (zero gradient)
+            return _where(_never(A), A, eye)
         return eye.expand(A._shape).clone()
     if n < 0:
         A = inv(A)

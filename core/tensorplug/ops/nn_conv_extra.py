@@ -840,6 +840,11 @@ def _pool3d_geometry(name, input, k, s, p, d, ceil_mode):
     if input.dim() not in (4, 5):
         raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
     shape = input._shape
+    # PyTorch checks the padding before the input's sizes
+    for pi, ki, di in zip(p, k, d):
+        if pi > (di * (ki - 1) + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pi}, "
+                               f"kernel_size={ki} and dilation={di}")
     first = input.dim() - 4
     for i in range(first, input.dim()):
         if shape[i] == 0:
@@ -849,10 +854,6 @@ def _pool3d_geometry(name, input, k, s, p, d, ceil_mode):
     if name == "avg_pool3d" and any(n < ki for n, ki in zip(sizes, k)):
         raise RuntimeError(f"input image (T: {sizes[0]} H: {sizes[1]} W: {sizes[2]}) smaller than kernel size "
                            f"(kT: {k[0]} kH: {k[1]} kW: {k[2]})")
-    for pi, ki, di in zip(p, k, d):
-        if pi > (di * (ki - 1) + 1) // 2:
-            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pi}, "
-                               f"kernel_size={ki} and dilation={di}")
     outs = tuple(_pool_out(n, ki, si, pi, di, ceil_mode) for n, ki, si, pi, di in zip(sizes, k, s, p, d))
     if any(o < 1 for o in outs):
         c = shape[-4]

@@ -147,15 +147,20 @@ def _check_conv(nd):
         if input.dim() not in (nd + 1, nd + 2):
             raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got "
                                f"input of size: {list(input._shape)}")
+        if weight.dim() < 3:
+            raise RuntimeError("weight should have at least three dimensions")
         if weight.dim() != nd + 2:
-            raise RuntimeError(f"{name}: expected a {nd + 2}-dimensional weight, but got weight of size "
-                               f"{list(weight._shape)}")
+            w = weight.dim()
+            # PyTorch's padding="same"/"valid" path prints the weight's size right after "weight"
+            sep = "" if padding.__class__ is str else " "
+            raise RuntimeError(f"Expected {w}-dimensional input for {w}-dimensional weight{sep}{list(weight._shape)}, "
+                               f"but got {input.dim()}-dimensional input of size {list(input._shape)} instead")
         stride = _conv_arg("stride", stride, nd)
         dilation = _conv_arg("dilation", dilation, nd)
         if any(s <= 0 for s in stride):
             raise RuntimeError("non-positive stride is not supported")
         if any(d <= 0 for d in dilation):
-            raise RuntimeError("non-positive dilation is not supported")
+            raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
         if groups <= 0:
             raise RuntimeError("non-positive groups is not supported")
         kernel = weight._shape[2:]
@@ -276,7 +281,9 @@ def _pool_args(name, nd, kernel_size, stride, padding, dilation):
     k = tup("kernel_size", kernel_size)
     s = k if stride is None or (stride.__class__ is not int and len(stride) == 0) else tup("stride", stride)
     p, d = tup("padding", padding), tup("dilation", dilation)
-    for what, v, low in (("kernel_size", k, 1), ("stride", s, 1), ("padding", p, 0), ("dilation", d, 1)):
+    if any(x < 0 for x in p):  # PyTorch's pool_check_shape words it so for every pooling op
+        raise RuntimeError(f"pad must be non-negative, but got pad: {next(x for x in p if x < 0)}")
+    for what, v, low in (("kernel_size", k, 1), ("stride", s, 1), ("dilation", d, 1)):
         if any(x < low for x in v):
             raise RuntimeError(f"{name}: {what} must be {'non-negative' if low == 0 else 'greater than zero'}, "
                                f"but got {list(v)}")
@@ -369,6 +376,9 @@ def _check_max_pool(nd, with_indices):
     def check(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
         if nd == 1 and not with_indices:  # PyTorch checks max_pool1d's input before its arguments
             _check_pool_input(name, self)
+            neg = [x for x in _tup(padding, 1) if x < 0]
+            if neg:
+                raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {neg[0]}")
         k, s, p, d = _pool_args(name, nd, kernel_size, stride, padding, dilation)
         for pi, ki, di in zip(p, k, d):
             if pi > (di * (ki - 1) + 1) // 2:
@@ -434,10 +444,10 @@ def _check_avg_pool(nd):
         if divisor_override is not None and divisor_override == 0:
             raise RuntimeError("divisor must be not zero")
         k, s, p, d = _pool_args(name, nd, kernel_size, stride, padding, 1)
-        if any(pi > ki // 2 for pi, ki in zip(p, k)):
-            (kh, kw), (ph, pw) = (k * 2, p * 2) if nd == 1 else (k, p)
-            raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got padW = {pw}, "
-                               f"padH = {ph}, kW = {kw}, kH = {kh}")
+        for pi, ki in zip(p, k):
+            if pi > ki // 2:
+                raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pi}, "
+                                   f"kernel_size={ki} and dilation=1")
         _check_pool_input(name, self)
         _pool_geometry(nd, self, k, s, p, d, ceil_mode)
         # PyTorch's CPU kernel: floating dtypes and int64 (whose mean is truncated toward zero)

@@ -332,6 +332,17 @@ def documented(entry, doc):
 NUMBER_PAIR_OPS = frozenset(("add", "sub", "mul", "floor_divide"))
 """Ops that take two Python numbers (``div`` too, in its own function), as PyTorch's do."""
 
+TENSOR_SELF_OPS = frozenset(("eq", "ne", "lt", "le", "gt", "ge", "fmod", "rsub", "copysign"))
+"""Ops whose function form has no Python-number ``input`` overload: ``torch.eq(2, t)`` raises TypeError."""
+
+
+def _tensor_self_error(name, input, other):
+    alpha = name == "rsub"
+    tail = ("*, Number alpha = 1", "Number alpha = 1") if alpha else ("*, Tensor out = None",) * 2
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({type(input).__name__}, "
+                     f"{type(other).__name__}), but expected one of:\n * (Tensor input, Tensor other, {tail[0]})\n"
+                     f" * (Tensor input, Number other, {tail[1]})\n")
+
 
 def wrapped_pair(a, b):
     """Two Python numbers (``tensorplug.add(2.0, 3.0)``) as wrapped numbers of their result dtype on the
@@ -346,10 +357,13 @@ def tensor_or_scalar(name, t_entry, s_entry, doc):
     """``name(input, other, ...)`` where ``other`` is a Tensor or a Python number (and for
     :data:`NUMBER_PAIR_OPS`, ``input`` and ``other`` both Python numbers)."""
     pairs = name in NUMBER_PAIR_OPS
+    tensor_self = name in TENSOR_SELF_OPS
 
     def fn(input, other, *args, **kwargs):
         if other.__class__ is Tensor or isinstance(other, Tensor):
             if not isinstance(input, Tensor) and isinstance(input, (int, float, bool)):
+                if tensor_self:
+                    raise _tensor_self_error(name, input, other)
                 # a Python number first (tensorplug.sub(3, t)): a wrapped number, as in PyTorch
                 input = scalar_tensor(input, result_type(input, other), other._device)
             return t_entry(input, other, *args, **kwargs)

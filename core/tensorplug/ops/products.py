@@ -173,16 +173,21 @@ def _tensordot_dims(a, b, dims):
     return [_wrap_dim(d, a.dim()) for d in da], [_wrap_dim(d, b.dim()) for d in db]
 
 
-def tensordot(a, b, dims=2, out=None):
+def tensordot(a, b, dims=2):
     """The sum of products of ``a`` and ``b`` over the dims ``dims`` names: an int (the last ``dims`` of
     ``a`` with the first of ``b``) or two lists of dims."""
-    if out is not None:
-        raise NotImplementedError("tensordot: out= is not supported")
     if a._dtype is not b._dtype:
         raise RuntimeError("both inputs should have same dtype")
     da, db = _tensordot_dims(a, b, dims)
     for x, y in zip(da, db):
         if a._shape[x] != b._shape[y]:
+            # a contracted dim of size 1 broadcasts against the other: the other is summed over it first
+            if a._shape[x] == 1:
+                b = b.sum((y,), True)
+                continue
+            if b._shape[y] == 1:
+                a = a.sum((x,), True)
+                continue
             raise RuntimeError(f"contracted dimensions need to match, but first has size {a._shape[x]} in dim {x} "
                                f"and second has size {b._shape[y]} in dim {y}")
     free_a = [d for d in range(a.dim()) if d not in da]

@@ -433,7 +433,14 @@ def _hvd_split(name, min_dims, dim_of):
                                f"with {n} dimensions!")
         d = dim_of(n)
         s = indices_or_sections
-        if isinstance(s, int) and not isinstance(s, bool):
+        if not isinstance(s, (int, list, tuple, Tensor)) or isinstance(s, bool):
+            t = type(s).__name__
+            raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, {t}), but "
+                            f"expected one of:\n * (Tensor input, int sections)\n      didn't match because some "
+                            f"of the arguments have invalid types: (Tensor, !{t}!)\n * (Tensor input, tuple of ints "
+                            f"indices)\n      didn't match because some of the arguments have invalid types: "
+                            f"(Tensor, !{t}!)\n")
+        if isinstance(s, int):
             size = input._shape[d]
             if s == 0 or size % s:
                 raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the size of the "

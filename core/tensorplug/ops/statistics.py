@@ -22,7 +22,7 @@ from ._common import document, as_dtype as _as
 from ._lib import POINTWISE, defop, attach, public
 from .comparison import where_fn as _where, clamp_tensor, clamp_tensor_, clamp_min as _clamp_min_s, \
     clamp_max as _clamp_max_s, clamp_min_ as _clamp_min_s_, clamp_max_ as _clamp_max_s_
-from .factories import linspace
+from .factories import linspace, check_0d_ends
 from .indexing import gather, scatter_add
 from .joining import cat
 from .memory import full as _full
@@ -420,6 +420,7 @@ def count_nonzero_fn(input, dim=None):
 # -- logspace --------------------------------------------------------------------------------------------------
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     """``steps`` values from ``base ** start`` to ``base ** end``, evenly spaced in the exponent."""
+    check_0d_ends("logspace", start, end)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     d = dtype or _dt.get_default_dtype()

@@ -434,9 +434,35 @@ def _float_binary_kernel(fn64):
     return kernel
 
 
+def trigamma(x, ft):
+    """PyTorch's trigamma, step by step in the float type ``ft`` (its float32 kernel computes in float32):
+    the reflection for x < 0.5 with sin(pi x) in that type, six recurrence steps, then the asymptotic
+    series (in double, as its literals are). Near and at the poles (the non-positive integers) this gives
+    PyTorch's values, large and finite where sin(pi x) does not round to zero (exactly inf at 0)."""
+    x = np.asarray(x, dtype=ft).copy()
+    one = ft(1)
+    neg = x < 0.5
+    with np.errstate(all="ignore"):
+        s = np.sin(ft(np.pi) * x)
+        result = np.where(neg, -(ft(np.pi) * ft(np.pi)) / (s * s), ft(0)).astype(ft)
+        x = np.where(neg, one - x, x)
+        for _ in range(6):
+            result = result + one / (x * x)
+            x = x + one
+        ixx = (one / (x * x)).astype(_F64)
+        xd = x.astype(_F64)
+        tail = (1.0 + 1.0 / (2.0 * xd) + ixx * (1.0 / 6 - ixx * (1.0 / 30 - ixx * (1.0 / 42)))) / xd
+        result = (result.astype(_F64) + tail).astype(ft)
+    return np.where(neg, -result, result)
+
+
 def polygamma(n, self):
     d = float_dtype(self._dtype)
     a = self._data
+    if n == 1 and d is not tensorplug.float64:
+        # float32 and the half types as PyTorch's float32 kernel; float64 keeps the accurate series
+        # (PyTorch's float64 formula is off by 5e-10 at x = 1 and finite at the poles)
+        return wrap(trigamma(a, np.float32).astype(d.np, copy=False), d)
     return wrap(polygamma64(n, a.astype(_F64)).reshape(a.shape).astype(d.np, copy=False), d)
 
 
