@@ -58,7 +58,6 @@ EXCEPTIONS: dict = {
 }
 
 _ISSUE = " (issue 13, left for a follow-up)"
-_FFT_0D = "a 0-dim input to the n-dimensional FFTs raises IndexError ('tuple index out of range') instead of PyTorch's 'Dimension specified as 0 but tensor has no dimensions'" + _ISSUE
 _POLY_POLES = ("at the poles (0 and the negative integers) PyTorch's float32 kernel returns large finite values where "
                "tensorplug returns inf; elsewhere the values agree")
 _INT_BETA = ("an integer input with a float beta/alpha raises PyTorch's error ('For integral input tensors, argument "
@@ -79,7 +78,6 @@ EXCEPTIONS.update({
     "copysign/error": _NUMBER_SELF,
     "einsum/forward": "sublist subscripts of 52 or more (PyTorch allows any non-negative int) are refused" + _ISSUE,
     "einsum/grad": "as einsum/forward",
-    **{f"fft.{n}/error": _FFT_0D for n in ("fft2", "fftn", "ifft2", "ifftn", "irfft2", "irfftn", "rfft2", "rfftn")},
     "fill/grad": "fill with a 0-dim tensor value: the gradient reaches the value but not the filled input (zero), "
                  "which PyTorch reports as a differentiable result" + _ISSUE,
     "hsplit/error": _SPLIT_MSG,
