@@ -76,6 +76,9 @@ ADAPTERS = {
     "where": lambda self, condition, other, **kw: tp.where(condition, self, other, **kw),
     "nn.functional.embedding": lambda weight, idx, **kw: _lookup_path("nn.functional.embedding")(idx, weight, **kw),
     "zero_": lambda x: x.clone().zero_(),
+    # PyTorch's OpInfo calls these on the product of its two sample tensors (a low-rank matrix)
+    "svd_lowrank": lambda a, b, **kw: tp.svd_lowrank(a @ b.mT, **kw),
+    "pca_lowrank": lambda a, b, **kw: tp.pca_lowrank(a @ b.mT, **kw),
 }
 
 
