@@ -14,7 +14,9 @@ from .joining import cat
 from .linalg import matmul
 from .linalg_decomp import check_float, check_matrix, _LOW, inv_ex as _inv_ex, svd as _svd, qr as _qr, \
     solve as _solve, inv as _inv
+from .linalg_functions import matrix_norm, svdvals
 from .promotion import _pt_name
+from .random import randn
 from .views import movedim
 
 
@@ -77,7 +79,6 @@ def cond(A, p=None):
     """The condition number of each matrix in the ``p`` norm: ``sigma_max / sigma_min`` for p None or 2
     (its inverse for -2, any shape), else ``norm(A, p) * norm(inv(A), p)`` (square matrices; inf when
     singular)."""
-    from .linalg_functions import matrix_norm, svdvals  # noqa: PLC0415 (that module imports this one's peers)
     if len(A._shape) < 2:
         raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
     if p is None or p in (2, -2):
@@ -102,7 +103,6 @@ def cond(A, p=None):
 def _range_finder(A, q, niter, M):
     """An orthonormal basis (m x q) of A's (or ``A - M``'s) range: random projection and ``niter`` power
     iterations (Halko, Martinsson and Tropp, Algorithm 4.4)."""
-    from .random import randn  # noqa: PLC0415
     n = A._shape[-1]
     R = randn(A._shape[:-2] + (n, q), dtype=A._dtype, device=A._device)
 

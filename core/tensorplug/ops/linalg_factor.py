@@ -19,6 +19,7 @@ from ..autograd.helpers import sum_to
 from ..tensor import Tensor
 from ._common import document
 from ._lib import attach, defop, public
+from .complex_ops import complex as _complex
 from .factories import arange as _arange, eye as _eye, zeros as _zeros
 from .joining import cat
 from .linalg import matmul
@@ -217,22 +218,28 @@ def _check_lu_solve(LU, pivots, B, left, adjoint):
     broadcast_shapes(LU._shape[:-2], B._shape[:-2])
 
 
+def _times(A, B):
+    """``A @ B`` for a permutation matrix: as a sum of products, so that it stays in the operands' dtype under
+    autocast (which runs matmul in a lower precision)."""
+    return (A.unsqueeze(-1) * B.unsqueeze(-3)).sum(-2)
+
+
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     """``X`` with ``A X = B`` (``X A = B`` with ``left=False``; A's transpose with ``adjoint=True``) for A given
     by its LU factorization (:func:`lu_factor`)."""
     _check_lu_solve(LU, pivots, B, left, adjoint)
     P, L, U = lu_unpack(LU, pivots)
     if left and not adjoint:   # X = U^-1 L^-1 P^T B
-        Y = solve_triangular(L, matmul(P.mT, B), upper=False, unitriangular=True)
+        Y = solve_triangular(L, _times(P.mT, B), upper=False, unitriangular=True)
         return solve_triangular(U, Y, upper=True)
     if left:                   # A^T X = B: X = P L^-T U^-T B
         Y = solve_triangular(U.mT, B, upper=False)
-        return matmul(P, solve_triangular(L.mT, Y, upper=True, unitriangular=True))
+        return _times(P, solve_triangular(L.mT, Y, upper=True, unitriangular=True))
     if not adjoint:            # X = B U^-1 L^-1 P^T
         Y = solve_triangular(U, B, upper=True, left=False)
-        return matmul(solve_triangular(L, Y, upper=False, left=False, unitriangular=True), P.mT)
+        return _times(solve_triangular(L, Y, upper=False, left=False, unitriangular=True), P.mT)
     # X A^T = B: X = B P L^-T U^-T
-    Y = solve_triangular(L.mT, matmul(B, P), upper=True, left=False, unitriangular=True)
+    Y = solve_triangular(L.mT, _times(B, P), upper=True, left=False, unitriangular=True)
     return solve_triangular(U.mT, Y, upper=False, left=False)
 
 
@@ -469,7 +476,6 @@ def _complex_solve(A, B):
     M = cat([cat([Ar, -Ai], -1), cat([Ai, Ar], -1)], -2)
     X = _solve(M, cat([Br, Bi], -2))
     n = A._shape[-1]
-    from .complex_ops import complex as _complex  # noqa: PLC0415 (complex_ops imports this module's peers)
     return _complex(X.narrow(-2, 0, n), X.narrow(-2, n, n))
 
 
