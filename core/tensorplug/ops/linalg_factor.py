@@ -16,7 +16,6 @@ from collections import namedtuple
 from .. import dtypes as _dt
 from ..autograd.formulas import derivative
 from ..autograd.helpers import sum_to
-from ..tensor import Tensor
 from ._common import document
 from ._lib import attach, defop, public
 from .complex_ops import complex as _complex
@@ -24,7 +23,7 @@ from .factories import arange as _arange, eye as _eye, zeros as _zeros
 from .joining import cat
 from .linalg import matmul
 from .linalg_decomp import (check_float, check_matrix, check_square, solve_triangular, solve as _solve, _LOW,
-                            raise_for_info, LinAlgError)
+                            raise_for_info)
 from .promotion import _pt_name, broadcast_shapes
 
 lu_factor_ex_result = namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
