@@ -38,6 +38,7 @@ from .ops import activations as _activations, random as _random, methods as _met
 from .ops import nn_ops as _nn_ops  # noqa: F401
 from .ops import linalg_decomp as _linalg_decomp, linalg_functions as _linalg_fns, products as _products  # noqa: F401
 from .ops import nn_conv_extra as _nn_conv_extra  # noqa: F401
+from .ops import linalg_factor as _linalg_factor, linalg_composites as _linalg_composites  # noqa: F401
 from .ops import special_ops as _special_ops, statistics as _statistics  # noqa: F401
 from .ops import complex_ops as _complex_ops, fft_ops as _fft_ops  # noqa: F401
 from .ops import nn_extra as _nn_extra, ctc as _ctc  # noqa: F401

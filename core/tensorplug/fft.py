@@ -26,7 +26,7 @@ from .ops.views import narrow
 from .tensor import Tensor, _wrap_dim
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
-           "rfftn", "irfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+           "rfftn", "irfftn", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
 
 _NORMS = ("backward", "ortho", "forward")
 
@@ -246,6 +246,39 @@ def rfft2(input, s=None, dim=(-2, -1), norm=None):
 def irfft2(input, s=None, dim=(-2, -1), norm=None):
     """The inverse of :func:`rfft2`."""
     return irfftn(input, s, dim, norm)
+
+
+def hfftn(input, s=None, dim=None, norm=None):
+    """The n-d transform of a Hermitian-symmetric signal given by its half along the last of ``dim``: a
+    real output; the last size defaults to ``2 * (m - 1)``."""
+    _check_tensor(input, "fft_hfftn")
+    dims, sizes = _nd_params(input, s, dim)
+    if not dims:
+        raise RuntimeError("hfftn must transform at least one axis")
+    if s is None or (list([s] if isinstance(s, int) else s)[-1] == -1):
+        sizes[-1] = _points(2 * (input._shape[dims[-1]] - 1))
+    return _c2r(input, dims, sizes, norm, True)
+
+
+def ihfftn(input, s=None, dim=None, norm=None):
+    """The inverse of :func:`hfftn`: the spectrum of a real ``input``, one-sided in the last of ``dim``."""
+    _check_tensor(input, "fft_ihfftn")
+    if input._dtype.category == _dt.COMPLEX:
+        raise RuntimeError(f"Only supports floating-point dtypes, but found: {_pt_name(input._dtype)}")
+    dims, sizes = _nd_params(input, s, dim)
+    if not dims:
+        raise RuntimeError("ihfftn must transform at least one axis")
+    return _r2c(input, dims, sizes, norm, False, "ihfftn")
+
+
+def hfft2(input, s=None, dim=(-2, -1), norm=None):
+    """The 2-d :func:`hfftn` (over the last two dims)."""
+    return hfftn(input, s, dim, norm)
+
+
+def ihfft2(input, s=None, dim=(-2, -1), norm=None):
+    """The inverse of :func:`hfft2`."""
+    return ihfftn(input, s, dim, norm)
 
 
 # -- frequencies and shifts -----------------------------------------------------------------------------

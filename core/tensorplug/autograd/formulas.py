@@ -462,7 +462,7 @@ def make_autograd_kernel(info):
     # inputs are saved with their versions before the op runs: an in-place op that reads
     # its own output (y.mul_(y)) must be caught at backward, as in PyTorch
     for i, (kind, p) in enumerate(info.saves):
-        if i in saved_pre:
+        if i in saved_pre or kind == _OUTPUT:  # p is an output's index: outputs are saved after the call
             continue
         v = names[p]
         if kind == _LIST:

@@ -3355,5 +3355,6 @@ from . import op_db_math as _op_db_math  # noqa: E402  (math, special functions 
 _op_db_math.register(_sys.modules[__name__])
 from . import op_db_fft  # noqa: E402,F401  complex numbers and tensorplug.fft
 from . import op_db_nn_misc  # noqa: E402,F401  (the nn misc entries)
+from . import op_db_linalg_factor  # noqa: E402,F401  (LU, Householder, eig, LDL, linalg composites)
 from .op_db_tensorops import ENTRIES as _TENSOROPS  # noqa: E402  (shape, indexing and set-like ops)
 OP_DB.extend(_TENSOROPS)

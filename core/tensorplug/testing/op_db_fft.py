@@ -430,3 +430,31 @@ _add("fft.fftshift", tfft.fftshift, lambda a, dim=None: np.fft.fftshift(a, dim),
      aten=("roll",))
 _add("fft.ifftshift", tfft.ifftshift, lambda a, dim=None: np.fft.ifftshift(a, dim), REAL_AND_COMPLEX,
      _shift_samples, aten=("roll",))
+
+
+_SWAP_NORM = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+def _np_hfftn(a, s=None, dim=None, norm=None):
+    # the forward transform of a Hermitian signal is the (inversely normalized) inverse real one of its conjugate
+    return _np_nd(np.fft.irfftn)(np.conj(a), s, dim, _SWAP_NORM[norm])
+
+
+def _np_ihfftn(a, s=None, dim=None, norm=None):
+    return np.conj(_np_nd(np.fft.rfftn)(a, s, dim, _SWAP_NORM[norm]))
+
+
+_add("fft.hfftn", tfft.hfftn, _np_fft(_np_hfftn, "real"), COMPLEX, _c2r_nd_samples, aten=("_fft_c2r", "conj_physical"),
+     error_inputs=_errors(lambda: _err(RuntimeError, "hfftn must transform at least one axis",
+                                       ctensor((2, 3), tp.complex64), dim=())))
+_add("fft.hfft2", tfft.hfft2, _np_fft(lambda a, s=None, dim=(-2, -1), norm=None: _np_hfftn(a, s, dim, norm), "real"),
+     COMPLEX, lambda d, dt, rg: (s for s in _c2r_nd_samples(d, dt, rg) if "dim" not in s.kwargs),
+     aten=("_fft_c2r", "conj_physical"))
+_add("fft.ihfftn", tfft.ihfftn, _np_fft(_np_ihfftn, "complex"), REAL, _fftn_samples(False),
+     aten=("_fft_r2c", "conj_physical"), error_inputs=_errors(
+         lambda: _err(RuntimeError, "ihfftn must transform at least one axis", _t((2, 3)), dim=()),
+         lambda: _err(RuntimeError, "Only supports floating-point dtypes, but found: ComplexFloat",
+                      ctensor((2, 3), tp.complex64)),
+         lambda: _err(IndexError, "Dimension specified as 0 but tensor has no dimensions", _t(()), dim=(0,))))
+_add("fft.ihfft2", tfft.ihfft2, _np_fft(lambda a, s=None, dim=(-2, -1), norm=None: _np_ihfftn(a, s, dim, norm),
+                                        "complex"), REAL, _fftn_samples(True), aten=("_fft_r2c", "conj_physical"))

@@ -79,6 +79,9 @@ ADAPTERS = {
     "einsum": lambda tensors, equation: tp.einsum(equation, tensors),
     "linalg.pinv.singular": lambda a, b: tp.linalg.pinv(a @ b.mT),
     "linalg.lstsq.grad_oriented": lambda a, b, driver: tp.linalg.lstsq(a, b, driver=driver)[:2],
+    # PyTorch's OpInfo calls these on the product of its two sample tensors (a low-rank matrix)
+    "svd_lowrank": lambda a, b, **kw: tp.svd_lowrank(a @ b.mT, **kw),
+    "pca_lowrank": lambda a, b, **kw: tp.pca_lowrank(a @ b.mT, **kw),
 }
 
 

@@ -26,7 +26,16 @@ _INT_BETA = ("an integer input with a float beta/alpha raises PyTorch's error ('
 _RANDOM_GRAD = "the gradient goes through a random mask that tensorplug's generator draws differently from PyTorch's"
 _INT_INTERP = "uint8 inputs to bilinear/bicubic interpolation raise NotImplementedError (PyTorch computes them)" + _ISSUE
 
+_LOWRANK = ("the random projection is drawn from tensorplug's generator, not PyTorch's (the OpInfo seeds PyTorch's): "
+            "singular values agree, the singular vectors' signs follow the draw, so they and gradients of losses on "
+            "them differ (tests/test_linalg_factor_torch_oracle.py compares sign-invariant results)")
+
 EXCEPTIONS.update({
+    "linalg.eig/forward": "eigenvectors are unique up to a complex phase: on two float32 samples LAPACK's sgeev here picks the opposite sign from PyTorch's (each still of unit norm with its largest entry real); the eigenvalues agree",
+    "pca_lowrank/forward": _LOWRANK,
+    "pca_lowrank/grad": _LOWRANK,
+    "svd_lowrank/forward": _LOWRANK,
+    "svd_lowrank/grad": _LOWRANK,
     "addbmm/forward": "float32 sums of batched products in another order: one element of 50 is just outside float32 tolerance",
     "addmv/forward": _INT_BETA,
     "baddbmm/forward": _INT_BETA,

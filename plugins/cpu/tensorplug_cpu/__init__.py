@@ -12,7 +12,7 @@ import tensorplug
 from .backend import BACKEND
 from . import allocator
 from . import kernels, elementwise, reductions, indexing, random, getitem, views
-from . import linalg
+from . import linalg, linalg_factor
 from . import conv
 from . import special, statistics
 from . import complex, fft
@@ -23,7 +23,7 @@ from . import index_extra
 __version__ = "0.2.0"
 TENSORPLUG_API = (1, 0)  # the plugin API this plugin is written for (tensorplug.plugin_api)
 
-KERNEL_MODULES = (kernels, elementwise, reductions, indexing, random, getitem, views, linalg, conv, special, statistics, complex, fft, attention, nn_extra, index_extra)
+KERNEL_MODULES = (kernels, elementwise, reductions, indexing, random, getitem, views, linalg, linalg_factor, conv, special, statistics, complex, fft, attention, nn_extra, index_extra)
 
 
 def all_kernels():

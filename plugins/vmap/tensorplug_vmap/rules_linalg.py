@@ -36,6 +36,20 @@ def leading(*unbatched_outputs):
     return rule
 
 
+def core_dims(*core):
+    """The rule of an op over batches whose tensor arguments have ``core`` trailing dims each (a matrix 2, a
+    pivot vector 1): batch dims front, each operand padded to the same number of per-example batch dims."""
+    def rule(ctx, op, vals, bdims, args):
+        out = list(vals)
+        tensors = [i for i, a in enumerate(args) if hasattr(a, "_shape")]
+        rank = max(len(args[i]._shape) - core[i] for i in tensors)
+        for i in tensors:
+            v = front(vals[i], bdims[i]) if bdims[i] is not None else _unsqueeze(vals[i], 0)
+            out[i] = pad(v, rank - (len(args[i]._shape) - core[i]))
+        return op.positional(*out), 0
+    return rule
+
+
 def _qr_r(args):
     return {0} if len(args) > 1 and args[1] == "r" else set()
 
@@ -59,4 +73,13 @@ RULES.update({
     "linalg_cholesky_ex": leading(),
     "linalg_solve_triangular": leading(),
     "linalg_matrix_exp": leading(),
+    "linalg_lu_factor_ex": leading(),
+    "geqrf": leading(),
+    "linalg_eig": leading(),
+    "linalg_ldl_factor_ex": leading(),
+    "linalg_ldl_solve": core_dims(2, 1, 2),
+    "linalg_lu_factor": leading(),
+    "linalg_ldl_factor": leading(),
+    "cholesky_solve": leading(),
+    "cholesky_inverse": leading(),
 })
