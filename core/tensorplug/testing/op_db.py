@@ -42,9 +42,9 @@ import tensorplug as tp
 from tensorplug import Tensor
 
 from . import samples as S
-from .opinfo import OP_DB, OpInfo, SampleInput, ErrorInput
-from .samples import (GRAD_SAMPLE_MAX_NUMEL, small_when_grad as _small_when_grad, tensors_of as _tensors, ALL, BOOL, INTEGRAL, FLOATING, NO_BOOL, INTEGRAL_AND_BOOL, SIGNED, make_tensor,
-                      index_tensor, bool_tensor)
+from .opinfo import OP_DB, OpInfo, SampleInput
+from .samples import (small_when_grad as _small_when_grad, ALL, INTEGRAL, FLOATING, NO_BOOL, INTEGRAL_AND_BOOL, SIGNED, make_tensor,
+                      index_tensor, bool_tensor, error_input as _err, errors_of as _errors)
 
 __all__ = ["OP_DB", "ALIASES", "op_db", "get_opinfo"]
 
@@ -93,18 +93,6 @@ def _on_copy(method_name):
     op.__name__ = op.__qualname__ = method_name
     op.__doc__ = f"``Tensor.{method_name}`` applied to a clone of the input."
     return op
-
-
-def _err(exc, regex, input, *args, **kwargs):
-    return ErrorInput(SampleInput(input, args, kwargs), exc, regex)
-
-
-def _errors(*makers):
-    """``error_inputs(device)`` from functions that each build one :class:`ErrorInput` when called."""
-    def error_inputs(device):
-        for m in makers:
-            yield m()
-    return error_inputs
 
 
 def _t(shape, dtype=tp.float32, seed=0, **kw):

@@ -19,7 +19,8 @@ import tensorplug as tp
 import tensorplug.fft as tfft
 
 from . import samples as S
-from .opinfo import OP_DB, OpInfo, SampleInput, ErrorInput
+from .opinfo import OP_DB, OpInfo, SampleInput
+from .samples import error_input as _err, errors_of as _errors
 
 # op_db imports this module at its end, so the few helpers it shares are restated here (no cycle)
 _DIM_RANGE = r"Dimension out of range \(expected to be in range of \[-?\d+, -?\d+\], but got -?\d+\)"
@@ -29,17 +30,6 @@ def _add(name, op, ref, dtypes, samples, **kw):
     info = OpInfo(name=name, op=op, ref=ref, dtypes=tuple(dtypes), sample_inputs=samples, **kw)
     OP_DB.append(info)
     return info
-
-
-def _err(exc, regex, input, *args, **kwargs):
-    return ErrorInput(SampleInput(input, args, kwargs), exc, regex)
-
-
-def _errors(*makers):
-    def error_inputs(device):
-        for m in makers:
-            yield m()
-    return error_inputs
 
 
 def _method(name):

@@ -18,7 +18,8 @@ from tensorplug import Tensor
 
 from . import samples as S
 from .samples import small_when_grad as _small_when_grad
-from .opinfo import OP_DB, OpInfo, SampleInput, ErrorInput
+from .opinfo import OP_DB, OpInfo, SampleInput
+from .samples import error_input as _err, errors_of as _errors
 
 ALIASES: dict = {}
 """Public names that are another name of an entry's op here (merged into :data:`.op_db.ALIASES`)."""
@@ -34,17 +35,6 @@ def _add(name, op, ref, dtypes, samples, **kw):
 def _alias(entry_name, *names):
     for n in names:
         ALIASES[n] = entry_name
-
-
-def _err(exc, regex, input, *args, **kwargs):
-    return ErrorInput(SampleInput(input, args, kwargs), exc, regex)
-
-
-def _errors(*makers):
-    def error_inputs(device):
-        for m in makers:
-            yield m()
-    return error_inputs
 
 
 def _t(shape, dtype=tp.float32, seed=0, **kw):

@@ -16,7 +16,8 @@ import tensorplug as tp
 
 from . import samples as S
 from .samples import small_when_grad as _small_when_grad
-from .opinfo import OP_DB, OpInfo, SampleInput, ErrorInput
+from .opinfo import OP_DB, OpInfo, SampleInput
+from .samples import error_input as _err, errors_of as _errors
 
 L = tp.linalg
 FL = (tp.float32, tp.float64)
@@ -27,17 +28,6 @@ def _add(name, op, ref, samples, dtypes=FL, **kw):
     kw = {**_TOL, **kw}
     OP_DB.append(OpInfo(name=name, op=op, ref=ref, dtypes=tuple(dtypes), sample_inputs=_small_when_grad(samples),
                         **kw))
-
-
-def _err(exc, regex, input, *args, **kwargs):
-    return ErrorInput(SampleInput(input, args, kwargs), exc, regex)
-
-
-def _errors(*makers):
-    def error_inputs(device):
-        for m in makers:
-            yield m()
-    return error_inputs
 
 
 def _m(shape, dtype, seed=0, rg=False, boost=None, values=None):

@@ -17,10 +17,11 @@ import tensorplug as tp
 
 from . import samples as S
 from .samples import small_when_grad as _small_when_grad
-from .opinfo import OP_DB, OpInfo, SampleInput, ErrorInput
+from .opinfo import OP_DB, OpInfo, SampleInput
 from .samples import FLOATING, make_tensor, index_tensor
 from ..nn import functional as F
 from ..ops import nn_extra as _ex
+from .samples import error_input as _err, errors_of as _errors
 
 # -- the entry helpers (op_db.py imports this module, so it cannot import them from there) --------------------
 _NN_TOL = {"atol": 2e-2, "rtol": 2e-2}  # reduced-precision sums round at every step, in PyTorch and here alike
@@ -39,17 +40,6 @@ def _nn(name, ref, samples, **kw):
 
 def _random(name, op, dtypes, samples, **kw):
     return _add(name, op, None, dtypes, samples, random=True, supports_autograd=False, **kw)
-
-
-def _err(exc, regex, input, *args, **kwargs):
-    return ErrorInput(SampleInput(input, args, kwargs), exc, regex)
-
-
-def _errors(*makers):
-    def error_inputs(device):
-        for m in makers:
-            yield m()
-    return error_inputs
 
 
 def _t(shape, dtype=tp.float32, seed=0, **kw):

@@ -16,8 +16,9 @@ import tensorplug as tp
 from tensorplug import Tensor
 
 from . import samples as S
-from .opinfo import OpInfo, SampleInput, ErrorInput
+from .opinfo import OpInfo, SampleInput
 from .samples import small_when_grad, ALL, INTEGRAL, FLOATING, NO_BOOL, make_tensor, index_tensor, bool_tensor
+from .samples import error_input as _err, errors_of as _errors
 
 ENTRIES: list = []
 """The entries of this module, in order; :mod:`.op_db` appends them to the database."""
@@ -35,17 +36,6 @@ def _add(name, op, ref, dtypes, samples, **kw):
     info = OpInfo(name=name, op=op, ref=ref, dtypes=tuple(dtypes), sample_inputs=small_when_grad(samples), **kw)
     ENTRIES.append(info)
     return info
-
-
-def _err(exc, regex, input, *args, **kwargs):
-    return ErrorInput(SampleInput(input, args, kwargs), exc, regex)
-
-
-def _errors(*makers):
-    def error_inputs(device):
-        for m in makers:
-            yield m()
-    return error_inputs
 
 
 def _t(shape, dtype=tp.float32, seed=0, **kw):

@@ -20,7 +20,7 @@ import numpy as np
 
 import tensorplug as tp
 
-from .opinfo import SampleInput
+from .opinfo import ErrorInput, SampleInput
 
 BOOL = (tp.bool,)
 UNSIGNED = (tp.uint8,)
@@ -312,3 +312,16 @@ def small_when_grad(gen):
                 continue
             yield s
     return sample_inputs
+
+
+def error_input(exc, regex, input, *args, **kwargs):
+    """An :class:`ErrorInput`: calling the op on ``input, *args, **kwargs`` raises ``exc`` matching ``regex``."""
+    return ErrorInput(SampleInput(input, args, kwargs), exc, regex)
+
+
+def errors_of(*makers):
+    """``error_inputs(device)`` from functions that each build one :class:`ErrorInput` when called."""
+    def error_inputs(device):
+        for m in makers:
+            yield m()
+    return error_inputs
