@@ -128,7 +128,7 @@ def test_samples_for_every_dtype(info):
         got = list(info.sample_inputs("cpu", dtype, False))
         assert got, f"{info.name}: no samples in {dtype}"
         for s in got:
-            for t in DB._tensors((s.input, s.args, s.kwargs)):
+            for t in S.tensors_of((s.input, s.args, s.kwargs)):
                 assert t.device.type == "cpu" and not t.requires_grad, f"{info.name} {s.name}"
 
 
@@ -223,9 +223,9 @@ def test_gradient_samples_pass_gradcheck(info):
     got = list(info.sample_inputs("cpu", tp.float64, True))
     assert got, f"{info.name}: no gradient samples"
     for s in got:
-        leaves = [t for t in DB._tensors((s.input, s.args, s.kwargs)) if t.requires_grad]
+        leaves = [t for t in S.tensors_of((s.input, s.args, s.kwargs)) if t.requires_grad]
         assert all(t.is_leaf for t in leaves), f"{info.name} {s.name}: a gradient input is not a leaf"
-        assert sum(t.numel() for t in leaves) <= DB.GRAD_SAMPLE_MAX_NUMEL
+        assert sum(t.numel() for t in leaves) <= S.GRAD_SAMPLE_MAX_NUMEL
         if not leaves:
             continue
         assert all(np.isfinite(t.detach().numpy()).all() for t in leaves), f"{info.name} {s.name}"
