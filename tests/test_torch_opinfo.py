@@ -87,3 +87,21 @@ def test_stale_and_new_entries(monkeypatch):
 def test_random_ops_compare_shape_and_dtype_only():
     res = T.run_op(_op("randn_like"))
     assert res.samples > 0 and not res.failures
+
+
+def test_randomized_factorizations_are_compared_through_their_gauge_invariant_view(monkeypatch):
+    assert T.run_op(_op("svd_lowrank")).failures == {}
+
+    def wrong_singular_values(a, b, **kw):
+        u, s, v = tp.svd_lowrank(a @ b.mT, **kw)
+        return u, s * 1.01, v
+    monkeypatch.setitem(T.ADAPTERS, "svd_lowrank", wrong_singular_values)
+    assert "not close" in T.run_op(_op("svd_lowrank")).failures["forward"]
+
+
+def test_attention_with_dropout_is_a_random_sample():
+    mha = _op("nn.functional.multi_head_attention_forward")
+    samples = list(mha.sample_inputs("cpu", T._torch().float32))
+    flags = [T._dropout_sample(mha, s) for s in samples]
+    assert any(flags) and not all(flags)
+    assert all(s.args[9] > 0 and s.kwargs.get("training", True) for s, f in zip(samples, flags) if f)
