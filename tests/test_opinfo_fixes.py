@@ -154,3 +154,73 @@ def test_zero_gradient_results_are_differentiable_as_in_pytorch():
     assert not tp.linalg.matrix_power(A.detach(), 0).requires_grad
     d = tp.nn.functional.pdist(tp.ones(1, 3, dtype=tp.float64, requires_grad=True))
     assert d.shape == (0,) and d.requires_grad
+
+
+def test_unfold_and_fold_take_bool_as_pytorch_does():
+    x = tp.tensor([[[[True, False, True], [False, True, False], [True, True, False]]]])
+    cols = tp.nn.functional.unfold(x, 2)
+    assert cols.dtype is tp.bool and cols.shape == (1, 4, 4)
+    assert cols[0, :, 0].tolist() == [True, False, False, True]  # the top-left 2x2 block
+    back = tp.nn.functional.fold(cols, (3, 3), 2)
+    assert back.dtype is tp.bool and back.tolist() == x.tolist()  # overlaps OR together
+    with pytest.raises(NotImplementedError, match="im2col_out_cpu"):
+        tp.nn.functional.unfold(x.long(), 2)
+
+
+def test_local_response_norm_of_integers_truncates_the_mean_as_pytorch():
+    x = tp.tensor([[[1], [2], [3]]])  # (1, 3, 1) int64
+    out = tp.nn.functional.local_response_norm(x, 2, alpha=1.0, beta=1.0, k=1.0)
+    # the window means of the squares are trunc((0 + 1) / 2) = 0, trunc((1 + 4) / 2) = 2, trunc(13 / 2) = 6
+    assert out.dtype is tp.float32
+    assert out.flatten().tolist() == pytest.approx([1 / 1, 2 / 3, 3 / 7])
+
+
+def test_margin_losses_check_their_inputs_in_pytorchs_order():
+    F = tp.nn.functional
+    with pytest.raises(RuntimeError, match=r"Expected non-empty vector or matrix .* but got: \[5, 0\]"):
+        F.multi_margin_loss(tp.ones(5, 0), tp.zeros(5, dtype=tp.int64))
+    with pytest.raises(RuntimeError, match=r"Expected non-empty vector or matrix .* but got: \[5, 0\]"):
+        F.multilabel_margin_loss(tp.ones(5, 0), tp.zeros(5, 4, dtype=tp.int64))
+    with pytest.raises(RuntimeError, match="expected scalar type Long but found Float"):
+        F.multi_margin_loss(tp.ones(5, 4), tp.zeros(5))
+    with pytest.raises(RuntimeError, match=r"inconsistent weight size, expected 4 but got \[5\]"):
+        F.multi_margin_loss(tp.ones(5, 4), tp.zeros(5, dtype=tp.int64), weight=tp.ones(5))
+    # a 1-d input takes a 1-d target of its size; a 0-dim input a one-element target
+    assert F.multilabel_margin_loss(tp.tensor([0.5, 1.0, 2.0]), tp.tensor([1, -1, 0])).item() == pytest.approx(
+        (max(0, 1 - (1.0 - 2.0)) + max(0, 1 - (1.0 - 0.5))) / 3)
+    assert F.multilabel_margin_loss(tp.tensor(0.5), tp.tensor([0])).item() == 0.0
+    with pytest.raises(RuntimeError, match="The size of tensor a \\(4\\) must match the size of tensor b \\(5\\)"):
+        F.soft_margin_loss(tp.ones(2, 4), tp.ones(2, 5))  # input is tensor a, as in PyTorch
+
+
+def test_normal_is_differentiable_with_a_zero_gradient_as_in_pytorch():
+    mean = tp.randn(4, requires_grad=True)
+    std = tp.ones(4, requires_grad=True)
+    out = tp.normal(mean, std)
+    assert out.requires_grad
+    gm, gs = tp.autograd.grad(out.sum(), (mean, std))
+    assert gm.tolist() == [0.0] * 4 and gs.tolist() == [0.0] * 4
+    out = tp.normal(2.0, std)
+    assert tp.autograd.grad(out.sum(), std)[0].tolist() == [0.0] * 4
+    with tp.no_grad():
+        assert not tp.normal(mean, 1.0).requires_grad
+
+
+def test_fill_with_a_number_is_differentiable_in_its_input():
+    x = tp.randn(3, requires_grad=True)
+    out = tp.fill(x, 2.5)
+    assert out.requires_grad and out.tolist() == [2.5] * 3
+    assert tp.autograd.grad(out.sum(), x)[0].tolist() == [0.0] * 3
+
+
+@pytest.mark.parametrize("name", ["addmv", "baddbmm", "addbmm"])
+def test_integer_products_cast_float_scalars_to_int_as_pytorch(name):
+    i = tp.int64
+    args = {"addmv": (tp.ones(5, dtype=i), tp.ones(5, 10, dtype=i), tp.ones(10, dtype=i)),
+            "baddbmm": (tp.ones(2, 5, 10, dtype=i), tp.ones(2, 5, 5, dtype=i), tp.ones(2, 5, 10, dtype=i)),
+            "addbmm": (tp.ones(5, 10, dtype=i), tp.ones(2, 5, 5, dtype=i), tp.ones(2, 5, 10, dtype=i))}[name]
+    fn = getattr(tp, name)
+    got = fn(*args, beta=2.7, alpha=1.6)
+    assert got.dtype is i and got.tolist() == fn(*args, beta=2, alpha=1).tolist()
+    with pytest.raises(RuntimeError, match="argument beta must not be a floating point number"):
+        tp.addr(tp.ones(5, 10, dtype=i), tp.ones(5, dtype=i), tp.ones(10, dtype=i), beta=0.5)

@@ -217,7 +217,11 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     div = padded.narrow(1, 0, c)
     for i in range(1, size):
         div = div + padded.narrow(1, i, c)
-    div = (div * (alpha / size) + k) ** beta
+    if div._dtype.is_floating_point:
+        div = div * (alpha / size)
+    else:  # PyTorch averages through avg_pool, whose integer kernel truncates the mean
+        div = div.div(size, rounding_mode="trunc") * alpha
+    div = (div + k) ** beta
     return input / div
 
 
@@ -504,7 +508,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + exp(-target * input)), averaged over every element for "mean"."""
     reduction = _reduction(reduction, size_average, reduce)
-    z = -target * input
+    z = -input * target  # that order: a shape mismatch names input as tensor a, as PyTorch
     # log1p(exp(z)) without overflow
     loss = z.clamp_min(0) + (-z.abs()).exp().log1p()
     return _reduce(loss, reduction)
@@ -624,7 +628,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 
 
 def _margin_shapes(name, input, target):
-    if input.dim() > 2:
+    if input.dim() > 2 or (input.dim() and input._shape[-1] == 0):
         raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
                            f"{list(input._shape)}")
     n = input._shape[0] if input.dim() == 2 else 1
@@ -645,6 +649,10 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
                            f"samples (batch size). Expected target size [{n}], but got {list(target._shape)}. Input "
                            f"has shape {list(input._shape)}.")
+    if weight is not None and weight.numel() != c:
+        raise RuntimeError(f"inconsistent weight size, expected {c} but got {list(weight._shape)}")
+    if target._dtype is not _dt.int64:
+        raise RuntimeError(f"expected scalar type Long but found {_pt_name(target._dtype)}")
     _no_half("multi_margin_loss_cpu_kernel", input)
     x = input.reshape(n, c)
     t = target.reshape(n)
@@ -668,7 +676,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     max(0, 1 - (x[j] - x[i])) / C, per sample."""
     reduction = _reduction(reduction, size_average, reduce)
     n, c = _margin_shapes("multilabel_margin_loss", input, target)
-    if target._shape != input._shape:
+    if (target.dim() > 1 or target.numel() != c) if input.dim() <= 1 else target._shape != input._shape:
         raise RuntimeError(f"inconsistent target size: {list(target._shape)} for input of size: "
                            f"{list(input._shape)}")
     _no_half("multilabel_margin_loss_forward_out_frame", input)

@@ -331,7 +331,7 @@ def _check_im2col(self, kernel_size, dilation, padding, stride):
                            f"{kernel_size[1]}), dilation=({dilation[0]}, {dilation[1]}), padding=({padding[0]}, "
                            f"{padding[1]}), calculated shape of the array of sliding blocks as ({outs[0]}, "
                            f"{outs[1]}), but its components must be at least one.")
-    if not self._dtype.is_floating_point:
+    if not (self._dtype.is_floating_point or self._dtype is _dt.bool):  # PyTorch's CPU kernel takes bool too
         raise not_implemented("im2col_out_cpu", self._dtype)
 
 
@@ -373,7 +373,7 @@ def _check_col2im(self, output_size, kernel_size, dilation, padding, stride):
                            f"{padding[1]}), stride=({stride[0]}, {stride[1]}), expected size of input's dimension 2 "
                            f"to match the calculated number of sliding blocks {bh} * {bw} = {bh * bw}, but got "
                            f"input.size(2)={shape[-1]}.")
-    if not self._dtype.is_floating_point:
+    if not (self._dtype.is_floating_point or self._dtype is _dt.bool):  # PyTorch's CPU kernel takes bool too
         raise not_implemented("col2im_out_cpu", self._dtype)
 
 

@@ -26,16 +26,9 @@ def _compute(d):
     return _dt.float32 if d in (_dt.float16, _dt.bfloat16) else d
 
 
-def _check_scalars(input, beta, alpha):
-    if not input._dtype.is_floating_point and input._dtype is not _dt.bool:
-        for name, v in (("beta", beta), ("alpha", alpha)):
-            if isinstance(v, float):
-                raise RuntimeError(f"For integral input tensors, argument {name} must not be a floating point number.")
-
-
 def _scaled_sum(input, product, beta, alpha, dtype):
     """``beta * input + alpha * product`` in the compute dtype, rounded once to ``dtype``."""
-    if not dtype.is_floating_point:
+    if not dtype.is_floating_point:  # PyTorch casts the scalars to the integer type (addr alone refuses floats)
         beta, alpha = int(beta), int(alpha)
     out = product if alpha == 1 else product * alpha
     if beta != 0:
@@ -60,7 +53,6 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     for t in (batch1, batch2):
         if t._dtype is not input._dtype:
             raise RuntimeError(f"expected scalar type {_pt_name(input._dtype)} but found {_pt_name(t._dtype)}")
-    _check_scalars(input, beta, alpha)
     d = input._dtype
     prod = zeros(shape, dtype=_compute(input._dtype), device=input._device) if alpha == 0 or k == 0 else \
         bmm(_opmath(batch1), _opmath(batch2))
@@ -82,7 +74,6 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     for t in (batch1, batch2):
         if t._dtype is not input._dtype:
             raise RuntimeError(f"expected scalar type {_pt_name(input._dtype)} but found {_pt_name(t._dtype)}")
-    _check_scalars(input, beta, alpha)
     d = input._dtype
     c = _compute(d)
     if alpha == 0 or k == 0 or b == 0:
@@ -105,7 +96,6 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     if not (input._dtype is mat._dtype is vec._dtype):
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_pt_name(input._dtype)}, "
                            f"{_pt_name(mat._dtype)}, and {_pt_name(vec._dtype)}")
-    _check_scalars(input, beta, alpha)
     d = input._dtype
     if alpha == 0 or k == 0:
         prod = zeros((n,), dtype=_compute(input._dtype), device=input._device)

@@ -40,6 +40,8 @@ from ._lib import SEEDED, defop, public, attach
 from .promotion import _pt_name, broadcast_shapes
 from . import factories as _f
 from . import memory as _mem
+from ..autograd.grad_mode import no_grad, is_grad_enabled
+from .comparison import where_fn
 
 DEFAULT_SEED = 67280421310721  # PyTorch's default seed, so fresh processes start alike
 _U64 = 1 << 64
@@ -497,7 +499,15 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
         # broadcast both ways through an op, so a transform's wrapper (vmap) on either side carries over
         ref = (mean + std).to(mean._dtype)
     out = normal_(_like(ref, None, None), 0.0, 1.0, generator=generator)
-    return _f._finish(out.mul_(std).add_(mean), requires_grad)
+    with no_grad():
+        out.mul_(std).add_(mean)
+    if is_grad_enabled():
+        # PyTorch's samples are a differentiable result whose gradient is zero for mean and std (it defines
+        # no reparameterization gradient): where(False, x, out) passes a zero gradient on to x
+        for t in (mean, std):
+            if isinstance(t, Tensor) and t.requires_grad:
+                out = where_fn(_f.zeros((), dtype=_dt.bool, device=out._device), t, out)
+    return _f._finish(out, requires_grad)
 
 
 for _name, _fn in {"rand": rand, "randn": randn, "randint": randint, "randperm": _randperm_fn,

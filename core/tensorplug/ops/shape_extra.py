@@ -20,6 +20,7 @@ from __future__ import annotations
 import warnings
 
 from .. import dtypes as _dt
+from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, _wrap_dim
 from ._common import document as _document, dims_arg as _dims
 from ._lib import DYNAMIC_SHAPE, defop, attach, public
@@ -614,9 +615,12 @@ fill_tensor = defop("fill.Tensor(Tensor self, Tensor value) -> Tensor", check=_c
 def fill(input, value):
     """A new tensor of ``input``'s shape, dtype and device filled with ``value`` (a number or a 0-dim tensor,
     which gets the gradient)."""
-    if isinstance(value, Tensor):
-        return fill_tensor(input, value)
-    return full(input._shape, value, dtype=input._dtype, device=input._device)
+    out = (fill_tensor(input, value) if isinstance(value, Tensor)
+           else full(input._shape, value, dtype=input._dtype, device=input._device))
+    if input.requires_grad and is_grad_enabled():
+        # PyTorch's result is differentiable in input too, with a zero gradient: where(False, input, out) gives it
+        out = _where(zeros((), dtype=_dt.bool, device=input._device), input, out)
+    return out
 
 
 def _new(name, make):
