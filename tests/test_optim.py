@@ -330,7 +330,8 @@ def test_state_dict_uses_indices_across_groups():
     assert sd["state"][2]["exp_avg"] is opt.state[ps[2]]["exp_avg"]
     assert sd["param_groups"][1] == {"lr": 0.01, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0,
                                      "amsgrad": True, "maximize": False, "decoupled_weight_decay": False,
-                                     "params": [1, 2]}
+                                     "foreach": None, "capturable": False, "differentiable": False,
+                                     "fused": None, "params": [1, 2]}
 
 
 def test_load_state_dict_restores_state_and_hyperparameters_then_continues_identically():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .. import dtypes as _dt
+from ..ops import optim_ops as _ops
 from ..ops.factories import zeros_like
 from ..tensor import Tensor
 from .optimizer import Optimizer, _check_nonneg, _step_tensor
@@ -23,26 +25,45 @@ class Adam(Optimizer):
 
     State per parameter: ``step`` (a 0-dim float tensor), ``exp_avg``,
     ``exp_avg_sq`` and, with ``amsgrad``, ``max_exp_avg_sq``.
+
+    Each step updates a group's parameters of a device in one multi-tensor op,
+    ``_fused_adam_`` / ``_fused_adamw_`` (see :mod:`tensorplug.ops.optim_ops`):
+    float32 and float64 parameters always, float16 and bfloat16 ones with
+    ``fused=True`` (which computes their update in float32 and rounds once, as
+    PyTorch's fused kernels do; otherwise they take the one-op-at-a-time loop,
+    PyTorch's default on the CPU). ``foreach`` and ``capturable`` are accepted
+    for PyTorch's signature and change nothing here; ``differentiable=True``
+    (a step autograd records) is not supported.
     """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
-                 maximize=False, decoupled_weight_decay=False):
+                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+                 decoupled_weight_decay=False):
         _check_nonneg(lr, "learning rate")
         _check_nonneg(eps, "epsilon value")
         for i, beta in enumerate(betas):
             if not 0.0 <= beta < 1.0:
                 raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
         _check_nonneg(weight_decay, "weight_decay value")
+        if fused and foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        if differentiable:
+            if fused:
+                raise RuntimeError("`fused` does not support `differentiable`")
+            raise NotImplementedError("tensorplug's optimizers do not support differentiable=True (a step "
+                                      "recorded by autograd)")
         defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
-                    "amsgrad": amsgrad, "maximize": maximize, "decoupled_weight_decay": decoupled_weight_decay}
+                    "amsgrad": amsgrad, "foreach": foreach, "maximize": maximize, "capturable": capturable,
+                    "differentiable": differentiable, "fused": fused,
+                    "decoupled_weight_decay": decoupled_weight_decay}
         super().__init__(params, defaults)
 
     def __setstate__(self, state):
         super().__setstate__(state)
         for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("decoupled_weight_decay", False)
+            for k, v in (("amsgrad", False), ("maximize", False), ("decoupled_weight_decay", False),
+                         ("foreach", None), ("capturable", False), ("differentiable", False), ("fused", None)):
+                group.setdefault(k, v)
             for p in group["params"]:
                 p_state = self.state.get(p)
                 if p_state and not isinstance(p_state["step"], Tensor):
@@ -62,45 +83,46 @@ class Adam(Optimizer):
         """Update every parameter that has a gradient; returns ``closure()``'s loss if given."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-            weight_decay, amsgrad, maximize = group["weight_decay"], group["amsgrad"], group["maximize"]
+            amsgrad, fused = group["amsgrad"], group["fused"]
             decoupled = group["decoupled_weight_decay"]
+            # (device, one op call or the loop) -> the update's lists
+            batches = {}
             for p in self._params_with_grad(group):
-                grad = -p.grad if maximize else p.grad
                 state = self._state_for(p, amsgrad)
-                step_t, exp_avg, exp_avg_sq = state["step"], state["exp_avg"], state["exp_avg_sq"]
-                step_t.add_(1)
-                if weight_decay != 0:
-                    if decoupled:
-                        p.mul_(1 - lr * weight_decay)
-                    else:
-                        grad = grad.add(p, alpha=weight_decay)
-                exp_avg.lerp_(grad, 1 - beta1)
-                exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-
-                step = step_t.item()
-                step_size = lr / (1 - beta1 ** step)
-                bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
-                if amsgrad:
-                    max_sq = state["max_exp_avg_sq"]
-                    max_sq.copy_(max_sq.maximum(exp_avg_sq))
-                    denom = (max_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-                else:
-                    denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-                p.addcdiv_(exp_avg, denom, value=-step_size)
+                one_call = fused or p._dtype in _FUSED_BY_DEFAULT
+                lists = batches.setdefault((p._device, one_call), ([], [], [], [], [], []))
+                for lst, t in zip(lists, (p, p.grad, state["exp_avg"], state["exp_avg_sq"],
+                                          state.get("max_exp_avg_sq"), state["step"])):
+                    if t is not None:
+                        lst.append(t)
+            kw = {"lr": group["lr"], "beta1": group["betas"][0], "beta2": group["betas"][1],
+                  "eps": group["eps"], "weight_decay": group["weight_decay"], "amsgrad": amsgrad,
+                  "maximize": group["maximize"]}
+            for (_, one_call), (ps, grads, exp_avgs, exp_avg_sqs, max_sqs, step_ts) in batches.items():
+                for s in step_ts:
+                    s.add_(1)
+                steps = [s.item() for s in step_ts]
+                update = (_ops.fused_adamw_ if decoupled else _ops.fused_adam_) if one_call else _LOOP[decoupled]
+                update(ps, grads, exp_avgs, exp_avg_sqs, max_sqs, steps, **kw)
         return loss
 
 
+# the dtypes whose one-call update is the loop's, bit for bit (half precision differs: see Adam)
+_FUSED_BY_DEFAULT = (_dt.float32, _dt.float64)
+_LOOP = {False: _ops.adam_loop, True: _ops.adamw_loop}
+
+
 class AdamW(Adam):
-    """Adam with decoupled weight decay (Loshchilov & Hutter): ``p *= 1 - lr * weight_decay`` each step.
+    """Adam with decoupled weight decay: ``p *= 1 - lr * weight_decay`` each step.
 
     The same as ``Adam(..., decoupled_weight_decay=True)``, with PyTorch's
     default ``weight_decay=1e-2``.
     """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
-                 maximize=False):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
+                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+                         capturable=capturable, differentiable=differentiable, fused=fused,
                          decoupled_weight_decay=True)
 
     def __setstate__(self, state):

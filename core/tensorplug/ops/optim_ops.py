@@ -1,0 +1,85 @@
+"""Optimizer updates as dispatcher ops: ``_fused_adam_`` and ``_fused_adamw_``.
+
+One call updates every parameter of a group (PyTorch's multi-tensor ``fused``
+kernels): a backend that registers a kernel for them runs the whole update
+without a dispatcher round trip per elementwise step, which for a model of
+small layers is most of an optimizer step's cost. Backends without a kernel
+get the CompositeImplicitAutograd loop below, the same ops ``Adam.step``
+runs one parameter at a time, so every backend gets the same result.
+
+The update (PyTorch's ``Adam`` with ``decoupled_weight_decay`` for the
+``w`` variant), per parameter ``p`` with gradient ``g`` at step ``t``::
+
+    g = -g                                if maximize
+    p = p * (1 - lr * weight_decay)       _fused_adamw_
+    g = g + weight_decay * p              _fused_adam_, if weight_decay != 0
+    m = lerp(m, g, 1 - beta1)
+    v = beta2 * v + (1 - beta2) * g * g
+    v_max = max(v_max, v)                 if amsgrad (and used in place of v below)
+    p = p - lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
+
+``steps`` are the steps ``t`` (already incremented), as Python floats: the
+step counters stay 0-dim CPU tensors as PyTorch keeps them, whatever the
+parameters' device. ``max_exp_avg_sqs`` is empty unless ``amsgrad``.
+"""
+
+from __future__ import annotations
+
+from ._lib import defop
+
+_ARGS = ("Tensor(a!)[] self, Tensor[] grads, Tensor(b!)[] exp_avgs, Tensor(c!)[] exp_avg_sqs, "
+         "Tensor(d!)[] max_exp_avg_sqs, float[] steps, *, float lr, float beta1, float beta2, "
+         "float weight_decay, float eps, bool amsgrad, bool maximize")
+
+
+def _check(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr, beta1, beta2, weight_decay, eps,
+           amsgrad, maximize):
+    n = len(self)
+    lists = [("grads", grads), ("exp_avgs", exp_avgs), ("exp_avg_sqs", exp_avg_sqs), ("steps", steps)]
+    if amsgrad:
+        lists.append(("max_exp_avg_sqs", max_exp_avg_sqs))
+    for name, lst in lists:
+        if len(lst) != n:
+            raise RuntimeError(f"_fused_adam_: {name} has {len(lst)} entries for {n} parameters")
+    for i, p in enumerate(self):
+        shape = p._shape
+        for name, lst in lists[:3] + lists[4:]:
+            t = lst[i]
+            if t._shape != shape:
+                raise RuntimeError(f"_fused_adam_: {name}[{i}] has shape {list(t._shape)}, the parameter "
+                                   f"{list(shape)}")
+            if t._dtype is not p._dtype:
+                raise RuntimeError(f"_fused_adam_: {name}[{i}] is {t._dtype.name}, the parameter {p._dtype.name}")
+        if not p._dtype.is_floating_point:
+            raise RuntimeError(f"_fused_adam_: parameter {i} is {p._dtype.name}: a floating point dtype is needed")
+
+
+def _update(decoupled):
+    def update(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr, beta1, beta2, weight_decay, eps,
+               amsgrad, maximize):
+        for i, (p, grad, exp_avg, exp_avg_sq) in enumerate(zip(self, grads, exp_avgs, exp_avg_sqs)):
+            if maximize:
+                grad = -grad
+            if weight_decay != 0:
+                if decoupled:
+                    p.mul_(1 - lr * weight_decay)
+                else:
+                    grad = grad.add(p, alpha=weight_decay)
+            exp_avg.lerp_(grad, 1 - beta1)
+            exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+            step = steps[i]
+            step_size = lr / (1 - beta1 ** step)
+            bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+            if amsgrad:
+                max_sq = max_exp_avg_sqs[i]
+                max_sq.copy_(max_sq.maximum(exp_avg_sq))
+                denom = (max_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+            else:
+                denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+            p.addcdiv_(exp_avg, denom, value=-step_size)
+    return update
+
+
+adam_loop, adamw_loop = _update(False), _update(True)
+fused_adam_ = defop(f"_fused_adam_({_ARGS}) -> ()", check=_check, composite=adam_loop)
+fused_adamw_ = defop(f"_fused_adamw_({_ARGS}) -> ()", check=_check, composite=adamw_loop)

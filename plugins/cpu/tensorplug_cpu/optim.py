@@ -1,0 +1,77 @@
+"""Multi-tensor optimizer updates: ``_fused_adam_`` and ``_fused_adamw_`` over numpy arrays.
+
+One dispatcher call updates every parameter of a group in place. float32 and
+float64 parameters take the same float operations, in the same order and
+dtype, as the core's one-op-at-a-time composite (so ``Adam(fused=True)`` and
+``Adam(fused=False)`` agree bit for bit); float16 and bfloat16 parameters are
+updated in float32 and rounded once, as PyTorch's fused kernels do.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+
+
+def _adam_one(p, g, m, v, vmax, step, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, decoupled):
+    """Update the arrays ``p``, ``m``, ``v`` (and ``vmax``) in place; all have one float dtype."""
+    c = p.dtype.type
+    if p.ndim == 0:  # numpy answers a 0-dim array's arithmetic with scalars: work on 1-element views
+        p, g, m, v = p.reshape(1), g.reshape(1), m.reshape(1), v.reshape(1)
+        vmax = vmax.reshape(1) if vmax is not None else None
+    if maximize:
+        g = np.negative(g)
+    if weight_decay != 0:
+        if decoupled:
+            np.multiply(p, c(1 - lr * weight_decay), out=p)
+        else:
+            g = g + p * c(weight_decay)
+    w = 1 - beta1
+    diff = g - m  # lerp(m, g, w), PyTorch's two-sided formula
+    if w < 0.5:
+        diff *= c(w)
+        m += diff
+    else:
+        diff *= c(1 - w)
+        np.subtract(g, diff, out=m)
+    np.multiply(v, c(beta2), out=v)
+    sq = g * g
+    sq *= c(1 - beta2)
+    v += sq
+    step_size = lr / (1 - beta1 ** step)
+    bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+    if amsgrad:
+        np.maximum(vmax, v, out=vmax)
+        v = vmax
+    denom = np.sqrt(v)
+    denom /= c(bias_correction2_sqrt)
+    denom += c(eps)
+    np.divide(m, denom, out=denom)
+    denom *= c(-step_size)
+    p += denom
+
+
+def _fused(decoupled):
+    def kernel(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr, beta1, beta2, weight_decay, eps,
+               amsgrad, maximize):
+        with np.errstate(all="ignore"):
+            for i, (pt, gt, mt, vt) in enumerate(zip(self, grads, exp_avgs, exp_avg_sqs)):
+                p, g, m, v = pt._data, gt._data, mt._data, vt._data
+                vmax = max_exp_avg_sqs[i]._data if amsgrad else None
+                if p.dtype == _F32 or p.dtype == _F64:
+                    _adam_one(p, g, m, v, vmax, steps[i], lr, beta1, beta2, weight_decay, eps, amsgrad, maximize,
+                              decoupled)
+                    continue
+                # half precision: the update in float32, each state rounded back once
+                up = [a.astype(_F32) for a in (p, g, m, v)] + [vmax.astype(_F32) if amsgrad else None]
+                _adam_one(*up, steps[i], lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, decoupled)
+                for dst, src in zip((p, m, v, vmax), (up[0], up[2], up[3], up[4])):
+                    if dst is not None:
+                        dst[...] = src.astype(dst.dtype)
+    kernel.__name__ = "_fused_adamw_" if decoupled else "_fused_adam_"
+    return kernel
+
+
+KERNELS = {"_fused_adam_": _fused(False), "_fused_adamw_": _fused(True)}
