@@ -83,6 +83,16 @@ def log_softmax(input, dim, *, dtype=None):
     return _a.log_softmax(input, dim, dtype)
 
 
+# -- Bessel, Airy and incomplete gamma functions (ops/special_bessel.py), each with out= -----------------
+from .ops import special_bessel as _sb  # noqa: E402
+from .ops.out import with_out as _with_out  # noqa: E402
+
+for _name, _entry in _sb.ENTRIES.items():
+    globals()[_name] = _with_out(f"special_{_name}", _entry)
+gammainc = _with_out("special_gammainc", _sb.igamma)
+gammaincc = _with_out("special_gammaincc", _sb.igammac)
+__all__ += [*_sb.ENTRIES, "gammainc", "gammaincc"]
+
 from .ops import out as _out  # noqa: E402
 
 _out.install(globals(), "special")  # PyTorch's out=

@@ -7,7 +7,8 @@ optional ``generator=`` and otherwise draw from the default one of their
 tensor's device. Backends read a generator's stream with :func:`host_rng`.
 
 The primitives (kernels come from backends) fill a tensor in place:
-``uniform_``, ``normal_``, ``bernoulli_.float``, ``random_.from``, plus the
+``uniform_``, ``normal_``, ``bernoulli_.float``, ``random_.from``, ``exponential_``,
+``geometric_``, ``cauchy_``, ``log_normal_``, plus the
 out-of-place ``bernoulli`` (probabilities from the tensor), ``multinomial``
 and the factory ``randperm``. Their checks (ranges, dtypes, generator
 device) live here so every backend raises PyTorch's errors. ``rand``,
@@ -228,6 +229,43 @@ def _check_normal(self, mean=0.0, std=1.0, generator=None):
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_fmt(std)}")
 
 
+def _continuous(self, name, c_type=False):
+    d = self._dtype
+    if not d.is_floating_point:
+        kind = _dt.c_type_name(d) if c_type else _dt.scalar_type_name(d)
+        raise RuntimeError(f"{name} distribution is a continuous probability distribution. dtype must be a "
+                           f"floating point but you specified {kind}")
+
+
+def _check_exponential(self, lambd=1.0, generator=None):
+    _check_generator("exponential_", self, generator)
+    if not lambd > 0.0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_fmt(lambd)}")
+    _continuous(self, "Exponential")
+
+
+def _check_geometric(self, p, generator=None):
+    _check_generator("geometric_", self, generator)
+    if not 0.0 < p < 1.0:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_fmt(p)}")
+    if self._dtype is _dt.bool or self._dtype.is_complex:
+        raise NotImplementedError(f'"geometric_cpu" not implemented for \'{_pt_name(self._dtype)}\'')
+
+
+def _check_cauchy(self, median=0.0, sigma=1.0, generator=None):
+    _check_generator("cauchy_", self, generator)
+    if not sigma > 0.0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_fmt(sigma)}")
+    _continuous(self, "Cauchy", c_type=True)
+
+
+def _check_log_normal(self, mean=1.0, std=2.0, generator=None):
+    _check_generator("log_normal_", self, generator)
+    if not std > 0.0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_fmt(std)}")
+    _require_float("log_normal_cpu", self._dtype)
+
+
 def _check_bernoulli_p(self, p=0.5, generator=None):
     _check_generator("bernoulli_", self, generator)
     if not 0.0 <= p <= 1.0:
@@ -321,6 +359,14 @@ random_from_ = defop("random_.from(Tensor(a!) self, int from, int? to, *, Genera
                      check=_check_random, tags=SEEDED)
 multinomial = defop("multinomial(Tensor self, int num_samples, bool replacement=False, *, "
                     "Generator? generator=None) -> Tensor", check=_check_multinomial, tags=SEEDED)
+exponential_ = defop("exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)",
+                     check=_check_exponential, tags=SEEDED)
+geometric_ = defop("geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)",
+                   check=_check_geometric, tags=SEEDED)
+cauchy_ = defop("cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)",
+                check=_check_cauchy, tags=SEEDED)
+log_normal_ = defop("log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None)"
+                    " -> Tensor(a!)", check=_check_log_normal, tags=SEEDED)
 randperm = defop("randperm(SymInt n, *, Generator? generator=None, ScalarType? dtype=None, Device? device=None)"
                  " -> Tensor", check=_check_randperm, tags=SEEDED)
 
@@ -353,7 +399,8 @@ def _bernoulli_fn(input, p=None, *, generator=None):
 
 
 for _name, _fn in {"uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoulli_, "random_": random_,
-                   "bernoulli": _bernoulli_method, "multinomial": multinomial}.items():
+                   "bernoulli": _bernoulli_method, "multinomial": multinomial, "exponential_": exponential_,
+                   "geometric_": geometric_, "cauchy_": cauchy_, "log_normal_": log_normal_}.items():
     attach(_name, _fn)
 public("bernoulli", _bernoulli_fn)
 public("multinomial", multinomial)
@@ -531,5 +578,6 @@ def _zero_grad(grad):
     return _mem.full(grad._shape, 0, dtype=grad._dtype, device=grad._device)
 
 
-for _name in ("uniform_", "normal_", "bernoulli_.float", "random_.from", "bernoulli"):
+for _name in ("uniform_", "normal_", "bernoulli_.float", "random_.from", "bernoulli", "exponential_", "geometric_",
+              "cauchy_", "log_normal_"):
     derivative(_name)(_zero_grad)

@@ -91,6 +91,9 @@ ADAPTERS = {
     # PyTorch's OpInfo calls these on the product of its two sample tensors (a low-rank matrix)
     "svd_lowrank": lambda a, b, **kw: tp.svd_lowrank(a @ b.mT, **kw),
     "pca_lowrank": lambda a, b, **kw: tp.pca_lowrank(a @ b.mT, **kw),
+    # PyTorch's OpInfo calls the in-place random fills on its sample tensor
+    **{n: (lambda m: lambda x, *a, **kw: getattr(x, m)(*a, **kw))(n + "_")
+       for n in ("uniform", "exponential", "geometric", "cauchy", "log_normal")},
 }
 
 

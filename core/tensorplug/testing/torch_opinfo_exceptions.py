@@ -30,3 +30,12 @@ EXCEPTIONS.update({
     "nn.functional.interpolate.bilinear/forward": _INT_INTERP,
     "nn.functional.upsample_bilinear/forward": _INT_INTERP,
 })
+
+_BESSEL_F64 = ("PyTorch's float64 {0} is accurate to only about 4e-7 absolute around |x| = 5 (its kernel switches "
+               "approximations there); tensorplug's agrees with scipy.special to 1e-15 "
+               "(tests/test_special_bessel_torch_oracle.py), so samples near there differ from PyTorch's by more than "
+               "the float64 tolerance")
+EXCEPTIONS.update({
+    "special.bessel_j0/forward": _BESSEL_F64.format("bessel_j0"),
+    "special.bessel_y1/forward": _BESSEL_F64.format("bessel_y1"),
+})

@@ -38,6 +38,28 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
     return write(self, z)
 
 
+def exponential_(self, lambd=1.0, generator=None):
+    e = host_rng(generator).standard_exponential(self._shape, dtype=_sample_dtype(self._dtype))
+    e[e == 0] = np.finfo(e.dtype).tiny  # PyTorch's support is (0, inf): never zero
+    return write(self, e / e.dtype.type(lambd) if lambd != 1.0 else e)
+
+
+def geometric_(self, p, generator=None):
+    # the number of the first successful trial: 1, 2, ...
+    return write(self, host_rng(generator).geometric(p, self._shape))
+
+
+def cauchy_(self, median=0.0, sigma=1.0, generator=None):
+    c = host_rng(generator).standard_cauchy(self._shape).astype(_sample_dtype(self._dtype))
+    return write(self, c * sigma + median)
+
+
+def log_normal_(self, mean=1.0, std=2.0, generator=None):
+    z = host_rng(generator).standard_normal(self._shape, dtype=_sample_dtype(self._dtype))
+    with np.errstate(over="ignore"):
+        return write(self, np.exp(z * std + mean))
+
+
 def bernoulli_(self, p=0.5, generator=None):
     return write(self, host_rng(generator).random(self._shape) < p)
 
@@ -77,4 +99,5 @@ def randperm(n, generator=None, dtype=None, device=None):
 
 
 KERNELS = {"uniform_": uniform_, "normal_": normal_, "bernoulli_.float": bernoulli_, "bernoulli": bernoulli,
-           "random_.from": random_from_, "multinomial": multinomial, "randperm": randperm}
+           "random_.from": random_from_, "multinomial": multinomial, "randperm": randperm,
+           "exponential_": exponential_, "geometric_": geometric_, "cauchy_": cauchy_, "log_normal_": log_normal_}

@@ -506,7 +506,8 @@ def _check_random(ctx):
 
 
 def random_inplace(ctx, op, vals, bdims, args):
-    """uniform_/normal_/random_/bernoulli_ on a batched tensor: different draws per example, or one shared."""
+    """uniform_, normal_ and the other in-place fills on a batched tensor: different draws per example, or one
+    shared."""
     _check_random(ctx)
     if ctx.randomness == "different":
         op.positional(*vals)
@@ -636,6 +637,7 @@ RULES.update({
     "normal_": random_inplace,
     "random_.from": random_inplace,
     "bernoulli_.float": random_inplace,
+    **dict.fromkeys(("exponential_", "geometric_", "cauchy_", "log_normal_"), random_inplace),
     "bernoulli": bernoulli_rule,
     "multinomial": multinomial_rule,
     "view_as_real": unary,  # the new dim is the last: the batch dim stays
