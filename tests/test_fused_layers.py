@@ -147,6 +147,34 @@ def test_gelu_gradients_pass_gradcheck(approximate):
     assert gradgradcheck(lambda x: F.gelu(x, approximate=approximate), (x,))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_training_gelu_keeps_the_cdf_and_matches_its_decomposition(dtype):
+    x = tp.from_numpy(np.concatenate([np.linspace(-10, 10, 2001), [0.0, -0.0, 1e-30]]).astype(dtype))
+    xg = x.clone().requires_grad_()
+    y = F.gelu(xg)
+    assert type(y.grad_fn).__name__ == "FusedGeluBackward0"
+    assert np.array_equal(y.detach().numpy(), F.gelu(x).numpy())  # the forward is gelu's kernel's, bit for bit
+    out, cdf = OPS._fused_gelu(x)
+    want_out, want_cdf = A._fused_gelu_composite(x.double())
+    rtol, atol = (4e-6, 1e-7) if dtype == np.float32 else (1e-12, 1e-300)
+    np.testing.assert_allclose(cdf.double().numpy(), want_cdf.numpy(), rtol=rtol, atol=atol)
+    g = tp.from_numpy(np.linspace(-2, 3, x.numel()).astype(dtype))
+    got, = tp.autograd.grad(y, xg, g)
+    np.testing.assert_allclose(got.double().numpy(), A._gelu_backward(g.double(), x.double()).numpy(),
+                               rtol=rtol, atol=atol)
+    np.testing.assert_allclose(OPS._fused_gelu_backward(g, x, cdf).double().numpy(),
+                               A._fused_gelu_backward_composite(g.double(), x.double(), want_cdf).numpy(),
+                               rtol=rtol, atol=atol)
+
+
+def test_gelu_takes_the_operator_where_nothing_needs_the_cdf():
+    x = tp.randn(5)
+    with tp.no_grad():
+        assert F.gelu(x.requires_grad_()).grad_fn is None
+    assert type(F.gelu(x, approximate="tanh").grad_fn).__name__ == "GeluBackward0"
+    assert type(F.gelu(x.detach().bfloat16().requires_grad_()).grad_fn).__name__ == "GeluBackward0"
+
+
 def test_zero_dim_gelu():
     x = tp.tensor(0.5, requires_grad=True)
     y = F.gelu(x)
@@ -155,7 +183,8 @@ def test_zero_dim_gelu():
 
 
 @pytest.mark.parametrize("name", ["_fused_sdpa", "_fused_sdpa_backward", "native_layer_norm",
-                                  "native_layer_norm_backward", "gelu", "gelu_backward"])
+                                  "native_layer_norm_backward", "gelu", "gelu_backward", "_fused_gelu",
+                                  "_fused_gelu_backward"])
 def test_the_cpu_owns_the_fused_primitives(name):
     table = {key: (prov, owner) for key, prov, owner in getattr(OPS, name).default.dispatch_table()}
     assert table["CPU"] == ("kernel", "cpu")

@@ -158,6 +158,52 @@ def _(grad, self, approximate):
     return gelu_backward(grad, self, approximate=approximate)
 
 
+# For training, exact GELU keeps the normal CDF it computed for the forward (one tensor of the input's
+# size, as scaled_dot_product_attention keeps its weights): the backward, g * (Phi(x) + x phi(x)), then
+# needs only phi's exp instead of Phi again (on the CPU about a third of the passes)
+def _fused_gelu_composite(self):
+    x = _opmath(self)
+    cdf = ((x * _SQRT_HALF).erf() + 1.0) * 0.5
+    return _as(x * cdf, self._dtype), _as(cdf, self._dtype)
+
+
+_fused_gelu = defop("_fused_gelu(Tensor self) -> (Tensor, Tensor)", composite=_fused_gelu_composite)
+_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+
+
+def _fused_gelu_backward_composite(grad, self, cdf):
+    return grad * (cdf + self * (self * self * -0.5).exp() * _INV_SQRT_2PI)
+
+
+_fused_gelu_backward = defop("_fused_gelu_backward(Tensor grad, Tensor self, Tensor cdf) -> Tensor",
+                             composite=_fused_gelu_backward_composite)
+
+
+@derivative("_fused_gelu", nondiff_outputs=(1,))
+def _(grads, self, result1):
+    g = grads[0]
+    if g is None:
+        return None
+    if is_grad_enabled() or g.__class__ is not Tensor:
+        return _gelu_backward(g, self, "none")  # create_graph: a decomposition with gradients of its own
+    return _fused_gelu_backward(g, self, result1)
+
+
+_FUSED_GELU_DTYPES = (_dt.float32, _dt.float64)
+
+
+def gelu_fn(input, approximate="none"):
+    """x * Phi(x), Phi the standard normal CDF; ``approximate='tanh'`` uses the tanh formula.
+
+    A plain float32/float64 input that requires grad goes through ``_fused_gelu``, which keeps Phi(x)
+    for the backward; everything else is the ``gelu`` operator.
+    """
+    if (approximate == "none" and input.__class__ is Tensor and input._dtype in _FUSED_GELU_DTYPES
+            and input.requires_grad and is_grad_enabled()):
+        return _fused_gelu(input)[0]
+    return gelu(input, approximate=approximate)
+
+
 def _silu(self):
     x = _opmath(self)
     return _as(x * x.sigmoid(), self._dtype)
@@ -340,6 +386,6 @@ one_hot = _document(defop("one_hot(Tensor self, int num_classes=-1) -> Tensor", 
 for _name, _fn in {"softmax": softmax, "log_softmax": log_softmax, "relu": relu, "relu_": relu_}.items():
     attach(_name, _fn)
     public(_name, _fn)
-for _name, _fn in {"leaky_relu": leaky_relu, "gelu": gelu, "silu": silu, "elu": elu, "softplus": softplus,
+for _name, _fn in {"leaky_relu": leaky_relu, "gelu": gelu_fn, "silu": silu, "elu": elu, "softplus": softplus,
                    "mish": mish, "hardtanh": hardtanh, "relu6": relu6, "one_hot": one_hot}.items():
     public(_name, _fn)

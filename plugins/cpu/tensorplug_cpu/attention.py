@@ -263,8 +263,31 @@ def gelu_backward(grad_output, self, approximate="none"):
     return _out(dy, d)
 
 
+def fused_gelu(self):
+    """(x * Phi(x), Phi(x)) of a float32 or float64 tensor: the CDF is kept for the backward."""
+    d, x = _gelu_vals(self)
+    cdf, _ = _normal_cdf(x)
+    y = np.multiply(cdf, x)
+    return _out(y.reshape(self._shape), d), _out(cdf.reshape(self._shape), d)
+
+
+def fused_gelu_backward(grad, self, cdf):
+    """g * (Phi(x) + x phi(x)) from the kept Phi(x): phi's exp is the one transcendental pass."""
+    d, x = _gelu_vals(self)
+    g = _vals(grad, d)
+    e = np.multiply(x, x)
+    e *= -0.5
+    np.exp(e, out=e)
+    e *= x
+    e *= _INV_SQRT_2PI
+    e += _vals(cdf, d).reshape(e.shape)
+    e *= g.reshape(e.shape)
+    return _out(e.reshape(self._shape), d)
+
+
 KERNELS = {
     "gelu": quiet(gelu), "gelu_backward": quiet(gelu_backward),
+    "_fused_gelu": quiet(fused_gelu), "_fused_gelu_backward": quiet(fused_gelu_backward),
     "_fused_sdpa": quiet(fused_sdpa), "_fused_sdpa_backward": quiet(fused_sdpa_backward),
     "native_layer_norm": quiet(native_layer_norm), "native_layer_norm_backward": quiet(native_layer_norm_backward),
 }
