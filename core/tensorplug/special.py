@@ -83,6 +83,12 @@ def log_softmax(input, dim, *, dtype=None):
     return _a.log_softmax(input, dim, dtype)
 
 
+# the orthogonal polynomials (ops/special_more.py)
+from .ops import special_more as _sm  # noqa: E402
+
+globals().update(_sm.SPECIAL_FUNCTIONS)
+__all__ += list(_sm.SPECIAL_FUNCTIONS)
+
 from .ops import out as _out  # noqa: E402
 
 _out.install(globals(), "special")  # PyTorch's out=
