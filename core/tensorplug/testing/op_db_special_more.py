@@ -560,11 +560,23 @@ _WINDOWS = {
 }
 
 
+def _window_op(fn):
+    """The window function taking a tensor first whose dtype and device the window gets (unless given), so
+    that each backend's conformance run makes its windows on its own device."""
+    def op(like, M, **kw):
+        kw.setdefault("dtype", like.dtype)
+        kw.setdefault("device", like.device)
+        return fn(M, **kw)
+    op.__name__ = op.__qualname__ = fn.__name__
+    op.__doc__ = f"{fn.__doc__} (the dtype and device of a tensor given first)"
+    return op
+
+
 def _window_ref(name):
     fn = _WINDOWS[name][0]
 
-    def ref(M, *, sym=True, dtype=None, **kw):
-        d = S.np_dtype(dtype)
+    def ref(like, M, *, sym=True, dtype=None, **kw):
+        d = S.np_dtype(dtype) if dtype is not None else like.dtype
         if M == 0:
             return np.zeros(0, d)
         if name == "general_cosine":
@@ -583,9 +595,9 @@ def _window_samples(name):
     def gen(device, dtype, requires_grad):
         for M in (0, 1, 2, 5, 8):
             for sym in (True, False):
-                yield SampleInput(M, (), {"sym": sym, "dtype": dtype, **kw}, name=f"M{M}_{'sym' if sym else 'per'}")
+                yield SampleInput(_t((), dtype), (M,), {"sym": sym, **kw}, name=f"M{M}_{'sym' if sym else 'per'}")
         if name == "exponential":
-            yield SampleInput(7, (), {"sym": False, "dtype": dtype, "tau": 1.5, "center": 2.0}, name="center")
+            yield SampleInput(_t((), dtype), (7,), {"sym": False, "tau": 1.5, "center": 2.0}, name="center")
     return gen
 
 
@@ -593,25 +605,27 @@ def _window_errors(name):
     kw = _WINDOWS[name][1]
     fn_name = "general_cosine" if name in ("hann", "hamming", "general_hamming", "nuttall") else name
     makers = [
-        lambda: _err(ValueError, f"{fn_name} requires non-negative window length, got M=-1", -1, **kw),
-        lambda: _err(ValueError, f"{fn_name} expects float32 or float64 dtypes, got: torch.int64", 3,
+        lambda: _err(ValueError, f"{fn_name} requires non-negative window length, got M=-1", _t(()), -1, **kw),
+        lambda: _err(ValueError, f"{fn_name} expects float32 or float64 dtypes, got: torch.int64", _t(()), 3,
                      dtype=tp.int64, **kw),
-        lambda: _err(ValueError, f"{fn_name} expects float32 or float64 dtypes, got: torch.float16", 3,
+        lambda: _err(ValueError, f"{fn_name} expects float32 or float64 dtypes, got: torch.float16", _t(()), 3,
                      dtype=tp.float16, **kw),
     ]
     if name == "exponential":
-        makers += [lambda: _err(ValueError, "Tau must be positive, got: -1 instead.", 3, tau=-1),
-                   lambda: _err(ValueError, "Center must be None for symmetric windows", 3, center=1, sym=True)]
+        makers += [lambda: _err(ValueError, "Tau must be positive, got: -1 instead.", _t(()), 3, tau=-1),
+                   lambda: _err(ValueError, "Center must be None for symmetric windows", _t(()), 3, center=1,
+                                sym=True)]
     if name == "gaussian":
-        makers.append(lambda: _err(ValueError, "Standard deviation must be positive, got: -1 instead.", 3, std=-1))
+        makers.append(lambda: _err(ValueError, "Standard deviation must be positive, got: -1 instead.", _t(()), 3,
+                                   std=-1))
     if name == "kaiser":
-        makers.append(lambda: _err(ValueError, "beta must be non-negative, got: -1 instead.", 3, beta=-1))
+        makers.append(lambda: _err(ValueError, "beta must be non-negative, got: -1 instead.", _t(()), 3, beta=-1))
     if name == "general_cosine":
-        makers += [lambda: _err(TypeError, "Coefficients must be a list/tuple", 3, a=None),
-                   lambda: _err(ValueError, "Coefficients cannot be empty", 3, a=[])]
+        makers += [lambda: _err(TypeError, "Coefficients must be a list/tuple", _t(()), 3, a=None),
+                   lambda: _err(ValueError, "Coefficients cannot be empty", _t(()), 3, a=[])]
     return _errors(*makers)
 
 
 for _name in _WINDOWS:
-    _add(f"signal.windows.{_name}", getattr(_signal.windows, _name), _window_ref(_name), _F32_64,
+    _add(f"signal.windows.{_name}", _window_op(getattr(_signal.windows, _name)), _window_ref(_name), _F32_64,
          _window_samples(_name), supports_autograd=False, aten=(), error_inputs=_window_errors(_name))
