@@ -200,6 +200,8 @@ def test_bit_shifts():
     assert c.bitwise_right_shift_(tp.tensor([2, 3])) is c and c.tolist() == [4, 1]
     with pytest.raises(NotImplementedError, match="\"lshift_cpu\" not implemented for 'Float'"):
         tp.tensor([1.0]) << 1
+    with pytest.raises(NotImplementedError, match="\"lshift_cpu\" not implemented for 'Float'"):
+        tp.tensor([1, 2]) << 1.5
     with pytest.raises(NotImplementedError, match="\"rshift_cpu\" not implemented for 'Bool'"):
         tp.bitwise_right_shift(tp.tensor([True]), True)
 
@@ -233,6 +235,11 @@ def test_trapezoid_family():
         tp.trapezoid(tp.tensor([True, False]))
     with pytest.raises(RuntimeError, match="we only support dx as a real number"):
         tp.trapezoid(y, dx=True)
+    for fn in (tp.trapezoid, tp.trapz, tp.cumulative_trapezoid):   # x must be a tensor, dx keyword-only
+        with pytest.raises(TypeError, match="invalid combination of arguments"):
+            fn(y, 2)
+    with pytest.raises(TypeError, match="invalid combination of arguments"):
+        tp.trapezoid(y, x, dx=2)
 
 
 def test_trapezoid_gradient_is_the_weights():

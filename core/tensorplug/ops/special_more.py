@@ -14,6 +14,7 @@ through them raises. The rest are CompositeImplicitAutograd or Python functions 
 from __future__ import annotations
 
 import math as _math
+import numbers
 from collections import namedtuple
 
 from .. import dtypes as _dt
@@ -25,19 +26,15 @@ from .comparison import where as _where_t
 from .factories import zeros, linspace, full_like
 from .joining import cat
 from .out import with_out
-from .pointwise import (check_binary, check_inplace_binary, check_inplace_shape, not_implemented, scalar_tensor, is_tensor,
-                        float_dtype, check_float_inplace, documented, python_scalar, scalar_result_dtype,
-                        with_inplace)
+from .pointwise import (check_binary, check_inplace_binary, check_inplace_shape, not_implemented, scalar_tensor,
+                        is_tensor, float_dtype, check_float_inplace, documented, python_scalar,
+                        scalar_result_dtype, with_inplace)
 from .promotion import result_type, check_can_cast, _pt_name
 from .special_ops import special_multigammaln
 from .math_ops import pow_scalar
 
-_FLOATING, _INTEGRAL, _COMPLEX, _BOOL = _dt.FLOATING, _dt.INTEGRAL, _dt.COMPLEX, _dt.BOOL
+_FLOATING, _INTEGRAL, _COMPLEX = _dt.FLOATING, _dt.INTEGRAL, _dt.COMPLEX
 _INF = _math.inf
-
-
-def _dtype_of(x):
-    return x._dtype if is_tensor(x) else None
 
 
 # -- orthogonal polynomials -------------------------------------------------------------------------------
@@ -331,7 +328,7 @@ def _shift_inplace(name):
 
 def _shift_operator(fn):
     def op(self, other):
-        if is_tensor(other) or isinstance(other, (int, bool)) or hasattr(other, "__index__"):
+        if is_tensor(other) or isinstance(other, numbers.Number):
             return fn(self, other)
         return NotImplemented
     return op
@@ -339,7 +336,7 @@ def _shift_operator(fn):
 
 def _shift_reflected(fn):
     def op(self, other):
-        if isinstance(other, (int, bool)) or hasattr(other, "__index__"):
+        if isinstance(other, numbers.Number):
             return fn(python_scalar(other), self)
         if is_tensor(other):
             return fn(other, self)
@@ -420,21 +417,29 @@ def _trapezoid_dx(y, dx, dim):
     return (y.sum(dim) - (y.select(dim, 0) + y.select(dim, -1)) * 0.5) * float(dx)
 
 
+def _check_x(name, y, x, dx):
+    if not is_tensor(x) or dx is not None:
+        got = ", ".join([type(y).__name__, type(x).__name__] + ([f"dx={type(dx).__name__}"] if dx is not None else []))
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one "
+                        f"of:\n * (Tensor y, Tensor x, *, int dim = -1)\n * (Tensor y, *, Number dx = 1, "
+                        "int dim = -1)\n")
+
+
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The integral of ``y`` along ``dim`` by the trapezoidal rule, at the sample points ``x`` (a tensor) or
     spaced ``dx`` apart (default 1); an empty ``dim`` integrates to 0."""
     if x is not None:
-        if dx is not None:
-            raise TypeError("trapezoid() received an invalid combination of arguments: x and dx both given")
-        if not is_tensor(x):
-            return _trapezoid_dx(y, x, dim)
+        _check_x("trapezoid", y, x, dx)
         return _trapezoid_x(y, x, dim)
     return _trapezoid_dx(y, 1 if dx is None else dx, dim)
 
 
 def trapz(y, x=None, *, dx=None, dim=-1):
     """:func:`trapezoid` under its older name: ``trapz(y, x, dim=-1)`` or ``trapz(y, dx=1, dim=-1)``."""
-    return trapezoid(y, x, dx=dx, dim=dim)
+    if x is not None:
+        _check_x("trapz", y, x, dx)
+        return _trapezoid_x(y, x, dim)
+    return _trapezoid_dx(y, 1 if dx is None else dx, dim)
 
 
 def _cumulative_x(y, x, dim):
@@ -463,8 +468,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running trapezoidal integral of ``y`` along ``dim`` (one element fewer than ``y`` there), at the
     sample points ``x`` or spaced ``dx`` apart (default 1)."""
     if x is not None:
-        if not is_tensor(x):
-            return _cumulative_dx(y, x, dim)
+        _check_x("cumulative_trapezoid", y, x, dx)
         return _cumulative_x(y, x, dim)
     return _cumulative_dx(y, 1 if dx is None else dx, dim)
 

@@ -261,7 +261,7 @@ _add("nextafter", tp.nextafter, _nextafter_ref, FLOATING, _nextafter_samples, in
                       _t((3,), tp.int64))))
 
 
-# -- bit shifts -----------------------------------------------------------------------------------------------------
+# -- bit shifts ----------------------------------------------------------------------------------------------------
 def _shift_ref(left):
     def ref(a, b):
         d = S.result_dtype(a, b)
@@ -302,7 +302,7 @@ for _name, _left, _kernel in (("bitwise_left_shift", True, "lshift_cpu"),
                                                True)))
 
 
-# -- mvlgamma ---------------------------------------------------------------------------------------------------------
+# -- mvlgamma ------------------------------------------------------------------------------------------------------
 def _mvlgamma_ref(x, p):
     v = np.asarray(x, np.float64)
     out = sum(np.vectorize(math.lgamma, otypes=[np.float64])(v - j / 2.0) if v.size else v for j in range(p))
@@ -322,7 +322,7 @@ _add("mvlgamma", tp.mvlgamma, _mvlgamma_ref, FLOATING, _mvlgamma_samples, inplac
          lambda: _err(RuntimeError, "p has to be greater than or equal to 1", _t((3,)), 0)))
 
 
-# -- trapezoid, trapz, cumulative_trapezoid --------------------------------------------------------------------------
+# -- trapezoid, trapz, cumulative_trapezoid ------------------------------------------------------------------------
 def _trapz_np(y, x=None, dx=1.0, axis=-1):
     y = np.asarray(y, np.float64)
     y = np.moveaxis(y, axis, -1)
@@ -396,7 +396,7 @@ _add("cumulative_trapezoid", tp.cumulative_trapezoid, _cumulative_ref, _NO_BOOL,
                                     "supported", _t((3,), tp.bool))))
 
 
-# -- gradient ------------------------------------------------------------------------------------------------------------
+# -- gradient ------------------------------------------------------------------------------------------------------
 def _gradient_ref(x, spacing=None, dim=None, edge_order=1):
     v = np.asarray(x, np.float64)
     dims = list(range(v.ndim)) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
@@ -439,7 +439,7 @@ _add("gradient", tp.gradient, _gradient_ref, (tp.int8, tp.int16, tp.int32, tp.in
                       _t((3, 4)), spacing=[1.0, 2.0], dim=0)))
 
 
-# -- histograms ---------------------------------------------------------------------------------------------------------
+# -- histograms ----------------------------------------------------------------------------------------------------
 def _histogram_ref(x, bins=100, range=None, weight=None, density=False):
     v = np.asarray(x, np.float64).reshape(-1)
     edges = bins if isinstance(bins, np.ndarray) else np.linspace(range[0], range[1], bins + 1).astype(x.dtype)
@@ -501,7 +501,7 @@ _add("histogramdd", tp.histogramdd, _histogramdd_ref, _F32_64, _histogramdd_samp
                                     "elements, but got 2", _t((3, 2)), 3, range=[0.0, 1.0])))
 
 
-# -- tensorplug.signal.windows --------------------------------------------------------------------------------------------
+# -- tensorplug.signal.windows -------------------------------------------------------------------------------------
 def _grid(M, sym):
     """The sample positions n / (M - 1) of a symmetric window of M points (M + 1 points for a periodic one,
     the last dropped)."""
@@ -543,11 +543,10 @@ def _exponential(M, sym, tau=1.0, center=None):
 
 
 def _kaiser(M, sym, beta=12.0):
-    n, L = _grid(M, sym)
     if M == 1:
         return np.ones(1)
-    L = M if sym else M + 1
-    r = 2 * np.arange(L) / (L - 1) - 1
+    n, L = _grid(M, sym)
+    r = 2 * n / (L - 1) - 1
     return (np.i0(beta * np.sqrt(np.clip(1 - r * r, 0, None))) / np.i0(beta))[:M]
 
 
@@ -555,7 +554,8 @@ _WINDOWS = {
     "bartlett": (_bartlett, {}), "blackman": (_cosine_sum([0.42, 0.5, 0.08]), {}), "cosine": (_cosine, {}),
     "exponential": (_exponential, {"tau": 2.5}), "gaussian": (_gaussian, {"std": 1.9}),
     "general_cosine": (None, {"a": [0.46, 0.23, 0.31]}), "general_hamming": (None, {"alpha": 0.6}),
-    "hamming": (_cosine_sum([0.54, 0.46]), {}), "hann": (_cosine_sum([0.5, 0.5]), {}), "kaiser": (_kaiser, {"beta": 8.0}),
+    "hamming": (_cosine_sum([0.54, 0.46]), {}), "hann": (_cosine_sum([0.5, 0.5]), {}),
+    "kaiser": (_kaiser, {"beta": 8.0}),
     "nuttall": (_cosine_sum([0.3635819, 0.4891775, 0.1365995, 0.0106411]), {}),
 }
 
