@@ -408,10 +408,12 @@ def histogramdd_from_edges(self, bins, weight=None, density=False):
         keep &= inside
         flat = flat * sizes[j] + pos
     total = int(np.prod(sizes)) if sizes else 1
-    # PyTorch adds the weights one after the other in the input's dtype: so does np.add.at
-    hist = np.zeros(total, dtype=d.np)
-    w = np.ones(1, d.np) if weight is None else np.ascontiguousarray(weight._data, dtype=d.np).reshape(-1)[keep]
-    np.add.at(hist, flat[keep], w if weight is not None else w[0])
+    if weight is None:  # counts: exact either way
+        hist = np.bincount(flat[keep], minlength=total).astype(d.np)
+    else:
+        # PyTorch adds the weights one after the other in the input's dtype: so does np.add.at
+        hist = np.zeros(total, dtype=d.np)
+        np.add.at(hist, flat[keep], np.ascontiguousarray(weight._data, dtype=d.np).reshape(-1)[keep])
     hist = hist.reshape(sizes)
     if density:
         hist = hist / hist.sum()
