@@ -45,6 +45,7 @@ from .ops import nn_extra as _nn_extra, ctc as _ctc  # noqa: F401
 from .ops import shape_extra as _shape_extra, index_extra as _index_extra  # noqa: F401
 from .ops import optim_ops as _optim_ops  # noqa: F401
 from .ops import special_bessel as _special_bessel  # noqa: F401
+from .ops import special_more as _special_more  # noqa: F401
 from .ops.factories import (tensor, as_tensor, from_numpy, empty, zeros, ones, full, empty_like, zeros_like,
                             ones_like, full_like, arange, linspace, eye)
 from .ops.promotion import result_type, broadcast_shapes_fn as broadcast_shapes
@@ -78,7 +79,7 @@ def get_default_device():
 
 
 _LAZY_SUBMODULES = ("nn", "optim", "utils",  # imported on first use: they cost import time
-                    "cuda", "amp", "accelerator", "backends", "distributed", "distributions", "testing", "linalg", "special", "fft")
+                    "cuda", "amp", "accelerator", "backends", "distributed", "distributions", "testing", "linalg", "special", "fft", "signal")
 
 # what a user sees: the names defined above, the ops' public functions, and the lazy submodules
 __all__ = sorted({k for k in globals() if not k.startswith("_") and k != "annotations"} | set(_LAZY_SUBMODULES))

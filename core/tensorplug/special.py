@@ -92,6 +92,10 @@ for _name, _entry in _sb.ENTRIES.items():
 gammainc = _with_out("special_gammainc", _sb.igamma)
 gammaincc = _with_out("special_gammaincc", _sb.igammac)
 __all__ += [*_sb.ENTRIES, "gammainc", "gammaincc"]
+# the orthogonal polynomials (ops/special_more.py)
+from .ops import special_more as _sm  # noqa: E402
+globals().update(_sm.SPECIAL_FUNCTIONS)
+__all__ += list(_sm.SPECIAL_FUNCTIONS)
 
 from .ops import out as _out  # noqa: E402
 

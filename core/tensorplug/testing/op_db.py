@@ -3347,3 +3347,4 @@ from . import op_db_linalg_factor  # noqa: E402,F401  (LU, Householder, eig, LDL
 from .op_db_tensorops import ENTRIES as _TENSOROPS  # noqa: E402  (shape, indexing and set-like ops)
 OP_DB.extend(_TENSOROPS)
 from . import op_db_special_bessel  # noqa: E402,F401  (random fills, Bessel, Airy, incomplete gamma)
+from . import op_db_special_more  # noqa: E402,F401  (polynomials, small pointwise ops, windows, histograms)

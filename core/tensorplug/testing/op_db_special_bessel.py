@@ -136,7 +136,7 @@ def _sph_j0_ref(x):
 
 def _airy_ref(x):
     # x > 0: sqrt(x/3) K_1/3(zeta) / pi by quadrature; x <= 0: Maclaurin's series in 40-digit decimals
-    import decimal
+    import decimal  # lazy: only this reference needs it
 
     shape = np.shape(x)
     xs = np.asarray(x, np.float64).reshape(-1)

@@ -223,7 +223,8 @@ def to_tp_aliased(v, memo=None):
         if id(v) in memo:
             return memo[id(v)]
         out = None
-        if (v.layout == torch.strided and not v.is_quantized and not v.is_complex() and v.numel()
+        if (v.layout == torch.strided and v.device.type == "cpu" and not v.is_quantized and not v.is_complex()
+                and v.numel()
                 and not v.requires_grad and v.dtype not in (torch.bfloat16, torch.float16)):
             st = v.untyped_storage()
             k = (st.data_ptr(), v.dtype)

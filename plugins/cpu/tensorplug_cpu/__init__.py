@@ -21,11 +21,12 @@ from . import nn_extra
 from . import index_extra
 from . import optim
 from . import special_bessel
+from . import special_more
 
 __version__ = "0.2.0"
 TENSORPLUG_API = (1, 0)  # the plugin API this plugin is written for (tensorplug.plugin_api)
 
-KERNEL_MODULES = (kernels, elementwise, reductions, indexing, random, getitem, views, linalg, linalg_factor, conv, special, statistics, complex, fft, attention, nn_extra, index_extra, optim, special_bessel)
+KERNEL_MODULES = (kernels, elementwise, reductions, indexing, random, getitem, views, linalg, linalg_factor, conv, special, statistics, complex, fft, attention, nn_extra, index_extra, optim, special_bessel, special_more)
 
 
 def all_kernels():

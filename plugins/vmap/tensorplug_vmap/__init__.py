@@ -20,6 +20,7 @@ from .rules import RULES, rule_for
 from . import rules_linalg  # noqa: F401  (registers the linalg primitives' rules in RULES)
 from . import rules_conv  # noqa: F401  (adds the convolutions' rules to RULES)
 from . import rules_math  # noqa: F401  (adds its rules to RULES)
+from . import rules_special_more  # noqa: F401  (frexp and the histogram kernel)
 
 __version__ = "0.2.0"
 TENSORPLUG_API = (1, 0)  # the plugin API this plugin is written for (tensorplug.plugin_api)
