@@ -115,9 +115,30 @@ def _mT(self):
     return V.permute(self, dims)  # transpose(-2, -1) without its extra dispatch
 
 
+def _conj(t):
+    return t.conj() if t._dtype.category == _dt.COMPLEX else t
+
+
+def _H(self):
+    n = len(self._shape)
+    if n == 2:
+        return _conj(V.permute(self, (1, 0)))
+    if n == 0:
+        return _conj(self)
+    raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor."
+                       + (" For batches of matrices, consider using tensor.mH" if n > 2 else ""))
+
+
+def _mH(self):
+    n = len(self._shape)
+    if n < 2:
+        raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. Got {n}-D tensor.")
+    return _conj(_mT(self))
+
+
 Tensor.mT = property(_mT)
-Tensor.H = Tensor.T
-Tensor.mH = Tensor.mT
+Tensor.H = property(_H)  # the conjugate transpose of a matrix
+Tensor.mH = property(_mH)  # the conjugate transpose of the last two dims
 
 
 def zero_(self):

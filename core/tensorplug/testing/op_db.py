@@ -43,6 +43,7 @@ from tensorplug import Tensor
 
 from . import samples as S
 from .opinfo import OP_DB, OpInfo, SampleInput
+from .samples import GRAD_SAMPLE_MAX_NUMEL, tensors_of as _tensors  # noqa: F401  (tests/test_op_db.py reads them here)
 from .samples import (small_when_grad as _small_when_grad, ALL, INTEGRAL, FLOATING, NO_BOOL, INTEGRAL_AND_BOOL, SIGNED, make_tensor,
                       index_tensor, bool_tensor, error_input as _err, errors_of as _errors)
 
@@ -3346,3 +3347,4 @@ from . import op_db_nn_misc  # noqa: E402,F401  (the nn misc entries)
 from . import op_db_linalg_factor  # noqa: E402,F401  (LU, Householder, eig, LDL, linalg composites)
 from .op_db_tensorops import ENTRIES as _TENSOROPS  # noqa: E402  (shape, indexing and set-like ops)
 OP_DB.extend(_TENSOROPS)
+from . import op_db_shape_more  # noqa: E402,F401  (tensor and shape ops of ops/shape_more.py, T/H/mT/mH)

@@ -82,6 +82,8 @@ ADAPTERS = {
     # PyTorch's OpInfo calls these on the product of its two sample tensors (a low-rank matrix)
     "svd_lowrank": lambda a, b, **kw: tp.svd_lowrank(a @ b.mT, **kw),
     "pca_lowrank": lambda a, b, **kw: tp.pca_lowrank(a @ b.mT, **kw),
+    # Tensor properties: PyTorch's OpInfo reads them through lambdas
+    "T": lambda x: x.T, "H": lambda x: x.H, "mT": lambda x: x.mT, "mH": lambda x: x.mH,
 }
 
 
