@@ -39,7 +39,8 @@ def test_weighted_cov():
     a, ta = _pair((3, 6))
     fw = [1, 0, 2, 3, 1, 1]
     aw = np.array([0.5, 1.0, 2.0, 0.1, 1.0, 3.0])
-    for kw in ({"correction": 0}, {"correction": 2, "fweights": fw}, {"aweights": aw}, {"fweights": fw, "aweights": aw}):
+    for kw in ({"correction": 0}, {"correction": 2, "fweights": fw}, {"aweights": aw},
+               {"fweights": fw, "aweights": aw}):
         mine = {k: tp.tensor(v) for k, v in kw.items() if k != "correction"}
         theirs = {k: torch.tensor(v) for k, v in kw.items() if k != "correction"}
         c = kw.get("correction", 1)

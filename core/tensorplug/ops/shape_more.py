@@ -29,7 +29,6 @@ from .joining import cat, stack, hstack, split as _split, chunk as _chunk
 from .indexing import index_select
 from .memory import _to_copy
 from .nn_ops import constant_pad as _constant_pad
-from .promotion import broadcast_shapes
 from .sorting import sort as _sort
 from .views import reshape, expand, narrow, select, slice as _slice, as_strided, diagonal, permute
 from .out import with_out

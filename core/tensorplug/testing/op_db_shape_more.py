@@ -405,8 +405,8 @@ def _pad_ref(x, pad, value=0):
 
 
 _entry("constant_pad_nd", tp.constant_pad_nd, _pad_ref, ALL,
-       (_case("last", (2, 3), (1, 2)), _case("two", (2, 3), (0, 2, 1, 1), 1), _case("negative", (5, 3), (-1, -1, 1, 1), 1,
-                                                                                  mk=_T),
+       (_case("last", (2, 3), (1, 2)), _case("two", (2, 3), (0, 2, 1, 1), 1),
+        _case("negative", (5, 3), (-1, -1, 1, 1), 1, mk=_T),
         _case("empty", (0, 3), (1, 1), 1)), aten=("constant_pad_nd",),
        errors=(lambda: _err(RuntimeError, "Length of pad must be even but instead it equals 3", _t((2, 3)), (1, 2, 3)),
                lambda: _err(RuntimeError, "Length of pad should be no more than twice the number of dimensions of the "
@@ -614,7 +614,8 @@ def _resize_ref(x, *size):
     return _copy(x.reshape(-1)[:n].reshape(size))
 
 
-_NO_VMAP_RESIZE = {"vmap": "resize_ replaces the tensor's memory in place: vmap does not batch it, as PyTorch's does not"}
+_NO_VMAP_RESIZE = {"vmap": "resize_ replaces the tensor's memory in place: vmap does not batch it, as PyTorch's "
+                           "does not"}
 _entry("resize_", _on_copy("resize_"), _resize_ref, ALL,
        (_case("matrix", (5, 4), (4, 5), grad=False), _case("smaller", (5, 4), 2, 3, grad=False),
         _case("scalar", (), (1, 1), grad=False), _case("same", (3, 2), (3, 2), grad=False)),
