@@ -325,3 +325,16 @@ def test_resize_keeps_the_leading_elements():
     assert tp.ones(3).resize_as_(tp.ones(1, 2)).shape == (1, 2)
     with pytest.raises(RuntimeError, match="cannot resize variables that require grad"):
         tp.ones(2, requires_grad=True).resize_(1)
+
+
+def test_index_reduce_of_bool_and_complex_tensors():
+    b = tp.tensor([True, False, False])
+    assert b.index_reduce(0, tp.tensor([1, 1]), tp.tensor([True, False]), "amax").tolist() == [True, True, False]
+    z = tp.tensor([1 + 1j, 2 + 0j])
+    got = z.index_reduce(0, tp.tensor([0, 0]), tp.tensor([3 + 1j, 2 - 2j]), "mean")
+    assert np.allclose(got.numpy(), [2 + 0j, 2 + 0j])
+    assert np.allclose(z.index_reduce(0, tp.tensor([1]), tp.tensor([1j]), "prod").numpy(), [1 + 1j, 2j])
+    with pytest.raises(NotImplementedError, match="\"maximum_cpu\" not implemented for 'ComplexFloat'"):
+        z.index_reduce(0, tp.tensor([0]), tp.tensor([1j]), "amax")
+    with pytest.raises(NotImplementedError, match="index_reduce_func_exclude_input_init"):
+        z.index_reduce(0, tp.tensor([0]), tp.tensor([1j]), "mean", include_self=False)

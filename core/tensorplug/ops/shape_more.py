@@ -24,7 +24,7 @@ import warnings
 from .. import dtypes as _dt
 from ..tensor import Tensor, _wrap_dim
 from ._lib import attach, public, PUBLIC as _P
-from .factories import arange, empty, zeros, full, tensor as _tensor
+from .factories import arange, empty, zeros, ones, full, tensor as _tensor
 from .joining import cat, stack, hstack, split as _split, chunk as _chunk
 from .indexing import index_select
 from .memory import _to_copy
@@ -582,8 +582,6 @@ def _index_reduce_args(self, dim, index, source, reduce):
     if source._dtype is not self._dtype:
         raise RuntimeError(f"index_reduce_(): self ({_name(self._dtype)}) and source ({_name(source._dtype)}) "
                            f"must have the same scalar type")
-    if self._dtype is _dt.bool or self._dtype.category == _dt.COMPLEX:
-        raise NotImplementedError(f"\"index_reduce_func_cpu_{reduce}_\" not implemented for '{_name(self._dtype)}'")
     target = reshape(self, (1,)) if not self._shape else self
     src = reshape(source, (1,)) if not source._shape else source
     n = index.numel()
@@ -605,10 +603,39 @@ def _index_reduce_args(self, dim, index, source, reduce):
     return target, d, expand(idx, src._shape), src
 
 
+def _check_complex_reduce(dtype, reduce, include_self):
+    """PyTorch's CPU kernels: ``include_self=False`` is not for bool or complex tensors, and complex ones
+    reduce by ``prod`` and ``mean`` only."""
+    if dtype is not _dt.bool and dtype.category != _dt.COMPLEX:
+        return
+    if not include_self:
+        kernel = "index_reduce_func_exclude_input_init"
+    elif dtype is _dt.bool or reduce in ("prod", "mean"):
+        return
+    else:
+        kernel = "maximum_cpu" if reduce == "amax" else "minimum_cpu"
+    raise NotImplementedError(f"\"{kernel}\" not implemented for '{_name(dtype)}'")
+
+
+def _complex_mean(target, d, idx, src, include_self):
+    """``mean`` of complex values: a ``sum`` reduction over the counts of the reduced elements."""
+    real = _dt.float32 if target._dtype is _dt.complex64 else _dt.float64
+    count = zeros(target._shape, dtype=real, device=target._device).scatter_add(
+        d, idx, ones(src._shape, dtype=real, device=src._device))
+    if include_self:
+        count = count + 1
+    total = target.scatter_reduce(d, idx, src, "sum", include_self=include_self)
+    return _P["where"](count > 0, total / count.clamp(min=1), target)
+
+
 def _index_reduce_(self, dim, index, source, reduce, *, include_self=True):
     """In place: ``source``'s slices reduced (``prod``, ``mean``, ``amax``, ``amin``) into the slices of
     ``self`` at ``index`` along ``dim``; ``include_self`` says whether ``self``'s values take part."""
     target, d, idx, src = _index_reduce_args(self, dim, index, source, reduce)
+    _check_complex_reduce(self._dtype, reduce, include_self)
+    if reduce == "mean" and self._dtype.category == _dt.COMPLEX:
+        target.copy_(_complex_mean(target, d, idx, src, include_self))
+        return self
     target.scatter_reduce_(d, idx, src, reduce, include_self=include_self)
     return self
 
@@ -617,7 +644,11 @@ def _index_reduce(input, dim, index, source, reduce, *, include_self=True):
     """A copy of ``input`` with ``source``'s slices reduced into those at ``index`` along ``dim`` (see
     ``index_reduce_``)."""
     target, d, idx, src = _index_reduce_args(input, dim, index, source, reduce)
-    out = target.scatter_reduce(d, idx, src, reduce, include_self=include_self)
+    _check_complex_reduce(input._dtype, reduce, include_self)
+    if reduce == "mean" and input._dtype.category == _dt.COMPLEX:
+        out = _complex_mean(target, d, idx, src, include_self)
+    else:
+        out = target.scatter_reduce(d, idx, src, reduce, include_self=include_self)
     return reshape(out, input._shape) if out._shape != input._shape else out
 
 
