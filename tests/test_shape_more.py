@@ -338,3 +338,15 @@ def test_index_reduce_of_bool_and_complex_tensors():
         z.index_reduce(0, tp.tensor([0]), tp.tensor([1j]), "amax")
     with pytest.raises(NotImplementedError, match="index_reduce_func_exclude_input_init"):
         z.index_reduce(0, tp.tensor([0]), tp.tensor([1j]), "mean", include_self=False)
+
+
+def test_t_of_a_non_matrix_warns_once_as_in_pytorch():
+    from tensorplug.ops import methods
+    methods.T_WARNED[0] = False
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert tp.ones(2, 3, 4).T.shape == (4, 3, 2)
+        assert tp.ones(3).T.shape == (3,)
+        assert tp.ones(2, 3).T.shape == (3, 2)
+    assert len(caught) == 1 and "The use of `x.T` on tensors of dimension other than 2" in str(caught[0].message)
+    assert caught[0].filename == __file__
