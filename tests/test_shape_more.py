@@ -350,3 +350,15 @@ def test_t_of_a_non_matrix_warns_once_as_in_pytorch():
         assert tp.ones(2, 3).T.shape == (3, 2)
     assert len(caught) == 1 and "The use of `x.T` on tensors of dimension other than 2" in str(caught[0].message)
     assert caught[0].filename == __file__
+
+
+def test_out_where_pytorch_has_it():
+    a = tp.tensor([[3.0, 4.0], [1.0, 0.0]])
+    for fn, args in ((tp.inner, (a, a)), (tp.vdot, (a[0], a[1])), (tp.msort, (a,)), (tp.renorm, (a, 2, 0, 1.0)),
+                     (tp.column_stack, ([a[0], a[1]],)), (tp.slice_scatter, (a, a[:1], 0, 0, 1)),
+                     (tp.index_reduce, (a, 0, tp.tensor([0]), a[:1], "prod"))):
+        out = tp.empty(0)
+        assert fn(*args, out=out) is out
+        assert np.allclose(out.numpy(), fn(*args).numpy())
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        tp.inner(a.requires_grad_(), a, out=tp.empty(0))

@@ -782,7 +782,9 @@ for _name_, _fn in {"resolve_neg": resolve_neg, "diagflat": diagflat, "inner": i
                     "as_strided_scatter": as_strided_scatter}.items():
     attach(_name_, _fn)
     public(_name_, _fn)
-for _name_, _fn in {"scalar_tensor": scalar_tensor, "column_stack": column_stack, "block_diag": block_diag,
+for _name_ in ("inner", "vdot", "msort", "renorm", "column_stack"):  # PyTorch's functions with out=
+    public(_name_, with_out(_name_, globals()[_name_]))
+for _name_, _fn in {"scalar_tensor": scalar_tensor, "block_diag": block_diag,
                     "cartesian_prod": cartesian_prod, "combinations": combinations, "take": take, "put": put,
                     "unravel_index": unravel_index, "constant_pad_nd": constant_pad_nd,
                     "slice_scatter": slice_scatter, "index_reduce": index_reduce, "empty_strided": empty_strided,
