@@ -84,6 +84,8 @@ ADAPTERS = {
     "pca_lowrank": lambda a, b, **kw: tp.pca_lowrank(a @ b.mT, **kw),
     # Tensor properties: PyTorch's OpInfo reads them through lambdas
     "T": lambda x: x.T, "H": lambda x: x.H, "mT": lambda x: x.mT, "mH": lambda x: x.mH,
+    # PyTorch's OpInfo calls the operator torch.ops.aten.slice.Tensor: tensorplug's is tensorplug::slice.Tensor
+    "slice": lambda x, *a, **kw: tp.ops.tensorplug.slice.Tensor(x, *a, **kw),
 }
 
 
