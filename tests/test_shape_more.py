@@ -172,6 +172,7 @@ def test_cov_errors_and_warning():
         warnings.simplefilter("always")
         out = tp.cov(tp.ones(2, 3), correction=5)
     assert "degrees of freedom is <= 0" in str(caught[0].message) and bool(out.isnan().all())
+    assert caught[0].filename == __file__
 
 
 # -- flat indexing ---------------------------------------------------------------------------------------------

@@ -19,9 +19,9 @@ autograd and vmap come from those pieces and no operator or kernel of its own is
 from __future__ import annotations
 
 import itertools
-import warnings
 
 from .. import dtypes as _dt
+from .._warn import warn_user
 from ..tensor import Tensor, _wrap_dim
 from ._lib import attach, public, PUBLIC as _P
 from .factories import arange, empty, zeros, ones, full, tensor as _tensor
@@ -287,8 +287,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     else:
         norm_factor = w_sum - correction * (w * aweights).sum() / w_sum
     if bool(norm_factor <= 0):
-        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
-                      "observations.", UserWarning, stacklevel=2)
+        warn_user("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
+                  "observations.")
         norm_factor = norm_factor * 0
     xm = x - avg.unsqueeze(1)
     c = _P["mm"](xm, (xm if w is None else xm * w).t().conj())
