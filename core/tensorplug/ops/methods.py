@@ -18,6 +18,7 @@ from ..device import device as _device
 from ..autograd.graph import check_hook_result
 from ..dispatch.argcheck import check_no_internal_overlap
 from ..dispatch.keys import Autograd
+from .._warn import warn_user
 from ..tensor import Tensor, make_view
 from . import memory as M
 from . import views as V
@@ -102,7 +103,21 @@ attach("squeeze", _squeeze)
 attach("expand_as", lambda self, other: V.expand(self, other.shape))
 attach("view_as", lambda self, other: V.view(self, other.shape))
 attach("reshape_as", lambda self, other: V.reshape(self, other.shape))
-Tensor.T = property(lambda self: V.permute(self, tuple(range(self.dim() - 1, -1, -1))))
+T_WARNED = [False]  # PyTorch warns once per process (TORCH_WARN_ONCE)
+T_WARNING = ("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it will "
+             "throw an error in a future release. Consider `x.mT` to transpose batches of matrices or "
+             "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.")
+
+
+def _T(self):
+    n = len(self._shape)
+    if n != 2 and n and not T_WARNED[0]:
+        T_WARNED[0] = True
+        warn_user(T_WARNING)
+    return V.permute(self, tuple(range(n - 1, -1, -1)))
+
+
+Tensor.T = property(_T)  # the dims reversed (a matrix's transpose)
 _SWAP_LAST = {n: tuple(range(n - 2)) + (n - 1, n - 2) for n in range(2, 9)}
 
 
@@ -115,9 +130,30 @@ def _mT(self):
     return V.permute(self, dims)  # transpose(-2, -1) without its extra dispatch
 
 
+def _conj(t):
+    return t.conj() if t._dtype.category == _dt.COMPLEX else t
+
+
+def _H(self):
+    n = len(self._shape)
+    if n == 2:
+        return _conj(V.permute(self, (1, 0)))
+    if n == 0:
+        return _conj(self)
+    raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor."
+                       + (" For batches of matrices, consider using tensor.mH" if n > 2 else ""))
+
+
+def _mH(self):
+    n = len(self._shape)
+    if n < 2:
+        raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. Got {n}-D tensor.")
+    return _conj(_mT(self))
+
+
 Tensor.mT = property(_mT)
-Tensor.H = Tensor.T
-Tensor.mH = Tensor.mT
+Tensor.H = property(_H)  # the conjugate transpose of a matrix
+Tensor.mH = property(_mH)  # the conjugate transpose of the last two dims
 
 
 def zero_(self):

@@ -3348,3 +3348,4 @@ from .op_db_tensorops import ENTRIES as _TENSOROPS  # noqa: E402  (shape, indexi
 OP_DB.extend(_TENSOROPS)
 from . import op_db_special_bessel  # noqa: E402,F401  (random fills, Bessel, Airy, incomplete gamma)
 from . import op_db_special_more  # noqa: E402,F401  (polynomials, small pointwise ops, windows, histograms)
+from . import op_db_shape_more  # noqa: E402,F401  (tensor and shape ops of ops/shape_more.py, T/H/mT/mH)

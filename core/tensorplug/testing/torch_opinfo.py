@@ -94,6 +94,10 @@ ADAPTERS = {
     # PyTorch's OpInfo calls the in-place random fills on its sample tensor
     **{n: (lambda m: lambda x, *a, **kw: getattr(x, m)(*a, **kw))(n + "_")
        for n in ("uniform", "exponential", "geometric", "cauchy", "log_normal")},
+    # Tensor properties: PyTorch's OpInfo reads them through lambdas
+    "T": lambda x: x.T, "H": lambda x: x.H, "mT": lambda x: x.mT, "mH": lambda x: x.mH,
+    # PyTorch's OpInfo calls the operator torch.ops.aten.slice.Tensor: tensorplug's is tensorplug::slice.Tensor
+    "slice": lambda x, *a, **kw: tp.ops.tensorplug.slice.Tensor(x, *a, **kw),
 }
 
 
