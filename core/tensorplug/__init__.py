@@ -43,6 +43,7 @@ from .ops import special_ops as _special_ops, statistics as _statistics  # noqa:
 from .ops import complex_ops as _complex_ops, fft_ops as _fft_ops  # noqa: F401
 from .ops import nn_extra as _nn_extra, ctc as _ctc  # noqa: F401
 from .ops import shape_extra as _shape_extra, index_extra as _index_extra  # noqa: F401
+from .ops import nn_more as _nn_more  # noqa: F401
 from .ops.factories import (tensor, as_tensor, from_numpy, empty, zeros, ones, full, empty_like, zeros_like,
                             ones_like, full_like, arange, linspace, eye)
 from .ops.promotion import result_type, broadcast_shapes_fn as broadcast_shapes

@@ -960,3 +960,7 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 from .functional_misc import *  # noqa: E402,F401,F403
 from .functional_misc import __all__ as _misc_all  # noqa: E402
 __all__ += _misc_all
+# -- channel_shuffle, max_unpool, 3-d adaptive pools, conv_transpose3d (functional_more.py) ---------------------
+from .functional_more import *  # noqa: E402,F401,F403
+from .functional_more import __all__ as _more_all  # noqa: E402
+__all__ += _more_all

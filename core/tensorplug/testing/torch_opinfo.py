@@ -82,7 +82,18 @@ ADAPTERS = {
     # PyTorch's OpInfo calls these on the product of its two sample tensors (a low-rank matrix)
     "svd_lowrank": lambda a, b, **kw: tp.svd_lowrank(a @ b.mT, **kw),
     "pca_lowrank": lambda a, b, **kw: tp.pca_lowrank(a @ b.mT, **kw),
+    # PyTorch has these in torch.ops.aten only (its OpInfo calls the aten op): tensorplug.ops.tensorplug's
+    "native_dropout_backward": lambda *a, **kw: tp.ops.tensorplug.native_dropout_backward(*a, **kw),
+    "max_pool2d_with_indices_backward": lambda *a, **kw: _max_pool2d_backward(*a, **kw),
 }
+
+
+def _max_pool2d_backward(input, kernel_size=(), stride=(), padding=(0,), dilation=(1,), ceil_mode=False, **kw):
+    """PyTorch's OpInfo lambda: max_pool2d with indices, then its backward of a ones gradient."""
+    out, indices = tp.nn.functional.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+    stride = kernel_size if stride is None else stride
+    return tp.ops.tensorplug.max_pool2d_with_indices_backward(tp.ones_like(out), input, kernel_size, stride, padding,
+                                                              dilation, ceil_mode, indices)
 
 
 class Unsupported(Exception):

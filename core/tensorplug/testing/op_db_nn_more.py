@@ -1,0 +1,454 @@
+"""Op database entries of ``ops/nn_more.py`` and ``nn/functional_more.py``: channel_shuffle, max_unpool,
+3-d adaptive pooling, conv_transpose3d, native_batch_norm / native_group_norm / native_layer_norm,
+native_dropout_backward, max_pool2d_with_indices_backward and grid_sampler_2d / grid_sampler_3d.
+
+References compute in float64 with numpy (explicit loops over windows and kernel positions) and cast to
+the input's dtype.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tensorplug as tp
+
+from . import samples as S
+from .opinfo import OP_DB, OpInfo, SampleInput
+from .samples import ALL, FLOATING, make_tensor, index_tensor, small_when_grad as _small_when_grad
+from .samples import error_input as _err, errors_of as _errors
+from ..nn import functional as F
+from ..ops import nn_more as _more
+
+_TOL = {"atol": 2e-2, "rtol": 2e-2}  # reduced-precision sums round at every step, in PyTorch and here alike
+
+
+def _add(name, op, ref, dtypes, samples, **kw):
+    OP_DB.append(OpInfo(name=name, op=op, ref=ref, dtypes=tuple(dtypes), sample_inputs=_small_when_grad(samples),
+                        **kw))
+
+
+def _t(shape, dtype=tp.float32, seed=0, **kw):
+    return make_tensor(shape, dtype, -1, 1, seed=seed, **kw)
+
+
+def _distinct(shape, dtype, seed, requires_grad):
+    """Values with distinct magnitudes (no ties for a maximum, gradients well defined)."""
+    n = int(np.prod(shape))
+    vals = np.random.default_rng(seed).permutation(n).reshape(shape) / max(n, 1) - 0.5
+    return make_tensor(shape, dtype, values=vals, requires_grad=requires_grad)
+
+
+def _nt(v, n):
+    return tuple(v) if isinstance(v, (list, tuple)) else (v,) * n
+
+
+# -- channel_shuffle ------------------------------------------------------------------------------------------
+def _shuffle_ref(x, groups):
+    n, c = x.shape[:2]
+    return x.reshape((n, groups, c // groups) + x.shape[2:]).swapaxes(1, 2).reshape(x.shape)
+
+
+def _shuffle_samples(device, dtype, requires_grad):
+    for i, (shape, g) in enumerate((((1, 4, 3, 3), 2), ((2, 6, 5), 3), ((2, 8, 2, 2, 2), 4), ((2, 3, 4), 1))):
+        yield SampleInput(make_tensor(shape, dtype, seed=i, requires_grad=requires_grad), (g,), name=f"case{i}")
+    yield SampleInput(make_tensor((2, 4, 3), dtype, seed=9, transposed=True, requires_grad=requires_grad), (2,),
+                      name="transposed")
+
+
+_add("nn.functional.channel_shuffle", F.channel_shuffle, _shuffle_ref, ALL, _shuffle_samples,
+     aten=("channel_shuffle",), error_inputs=_errors(
+         lambda: _err(RuntimeError, "Number of groups to divide channels in must be positive. Value of groups:0",
+                      _t((2, 4, 3)), 0),
+         lambda: _err(RuntimeError, r"channel_shuffle expects input with > 2 dims, but got input with sizes \[2, 4\]",
+                      _t((2, 4)), 2),
+         lambda: _err(RuntimeError, "Number of channels must be divisible by groups. Got 5 channels and 2 groups.",
+                      _t((2, 5, 3)), 2)))
+
+
+# -- max_unpool ---------------------------------------------------------------------------------------------------
+def _unpool_ref(nd):
+    def ref(x, indices, kernel_size, stride=None, padding=0, output_size=None):
+        k = _nt(kernel_size, nd)
+        s = k if stride is None else _nt(stride, nd)
+        p = _nt(padding, nd)
+        if output_size is None:
+            size = [(x.shape[-nd + i] - 1) * s[i] + k[i] - 2 * p[i] for i in range(nd)]
+        else:
+            size = list(output_size)[-nd:]
+        lead = x.shape[:-nd]
+        out = np.zeros(lead + (int(np.prod(size)),))
+        flat_x = S.f64(x).reshape(lead + (-1,))
+        flat_i = indices.reshape(lead + (-1,))
+        for pos in np.ndindex(*lead):
+            for j in range(flat_x.shape[-1]):
+                out[pos + (flat_i[pos + (j,)],)] = flat_x[pos + (j,)]
+        return S.cast(out.reshape(lead + tuple(size)), x.dtype)
+    return ref
+
+
+def _unpool_samples(nd):
+    # (pooled shape, kernel, stride, output size): indices drawn without repeats in each plane
+    cases = {1: (((2, 3, 4), 2, None, None), ((1, 2, 3), 3, 2, (8,)), ((3, 5), 2, None, None)),
+             2: (((2, 2, 2, 3), 2, None, None), ((1, 3, 3, 2), 3, 2, (7, 6)), ((2, 3, 3), 2, None, None)),
+             3: (((1, 2, 2, 2, 2), 2, None, None), ((2, 2, 2, 2), (1, 2, 2), None, (2, 5, 5)))}[nd]
+
+    def sample_inputs(device, dtype, requires_grad):
+        for i, (shape, k, s, size) in enumerate(cases):
+            kk = _nt(k, nd)
+            ss = kk if s is None else _nt(s, nd)
+            full = size or tuple((shape[-nd + j] - 1) * ss[j] + kk[j] for j in range(nd))
+            plane, m = int(np.prod(full)), int(np.prod(shape[-nd:]))
+            rng = np.random.default_rng(i)
+            lead = shape[:-nd]
+            idx = np.stack([rng.permutation(plane)[:m] for _ in range(int(np.prod(lead)))]).reshape(shape)
+            kw = {"stride": s} if s is not None else {}
+            if size is not None:
+                kw["output_size"] = size
+            yield SampleInput(_distinct(shape, dtype, i, requires_grad), (index_tensor(idx), k), kw, name=f"case{i}")
+    return sample_inputs
+
+
+def _unpool_errors(nd):
+    shape = (2, 2, 3, 3, 3)[:nd + 2]
+    bad = shape[:-1] + (1,)
+    return _errors(
+        lambda: _err(RuntimeError, "Expected shape of indices to be same as that of the input tensor",
+                     _t(shape), index_tensor(np.zeros(bad, np.int64)), 2),
+        lambda: _err(RuntimeError, "Found an invalid max index: 1000", _t(shape),
+                     index_tensor(np.full(shape, 1000, np.int64)), 2),
+        lambda: _err(RuntimeError, "elements in indices should be type int64 but got: Int", _t(shape),
+                     index_tensor(np.zeros(shape, np.int64), tp.int32), 2),
+        lambda: _err(ValueError, "invalid output_size", _t(shape), index_tensor(np.zeros(shape, np.int64)), 2,
+                     output_size=(1,) * nd))
+
+
+for _nd in (1, 2, 3):
+    _add(f"nn.functional.max_unpool{_nd}d", getattr(F, f"max_unpool{_nd}d"), _unpool_ref(_nd), FLOATING,
+         _unpool_samples(_nd), aten=(f"max_unpool{max(_nd, 2)}d",), error_inputs=_unpool_errors(_nd))
+
+
+# -- 3-d adaptive pooling -------------------------------------------------------------------------------------
+def _adaptive3d_ref(kind):
+    def ref(x, output_size, return_indices=False):
+        v = S.f64(x)
+        outs = _nt(output_size, 3)
+        outs = tuple(v.shape[-3 + i] if o is None else o for i, o in enumerate(outs))
+        sizes = v.shape[-3:]
+        vals = np.zeros(v.shape[:-3] + outs)
+        idx = np.zeros(v.shape[:-3] + outs, np.int64)
+        for pos in np.ndindex(*outs):
+            sl = tuple(slice(p * n // o, -(-(p + 1) * n // o)) for p, n, o in zip(pos, sizes, outs))
+            win = v[(Ellipsis,) + sl].reshape(v.shape[:-3] + (-1,))
+            if kind == "avg":
+                vals[(Ellipsis,) + pos] = win.mean(-1)
+                continue
+            a = np.argmax(win, -1)
+            vals[(Ellipsis,) + pos] = np.take_along_axis(win, a[..., None], -1)[..., 0]
+            c = np.unravel_index(a, tuple(s.stop - s.start for s in sl))
+            idx[(Ellipsis,) + pos] = ((c[0] + sl[0].start) * sizes[1] + c[1] + sl[1].start) * sizes[2] + c[2] + \
+                sl[2].start
+        out = S.cast(vals, x.dtype)
+        return (out, idx) if return_indices else out
+    return ref
+
+
+def _adaptive3d_samples(kind):
+    cases = (((2, 2, 4, 5, 6), ((2, 3, 4),), {}), ((2, 4, 3, 5), ((3, None, 2),), {"return_indices": True}),
+             ((1, 2, 3, 3, 3), (1,), {}), ((1, 1, 2, 3, 4), ((4, 5, 7),), {"return_indices": True}))
+
+    def sample_inputs(device, dtype, requires_grad):
+        for i, (shape, args, kw) in enumerate(cases):
+            kw = dict(kw) if kind == "max" else {}
+            yield SampleInput(_distinct(shape, dtype, i, requires_grad), args, kw, name=f"case{i}")
+    return sample_inputs
+
+
+_add("nn.functional.adaptive_avg_pool3d", F.adaptive_avg_pool3d, _adaptive3d_ref("avg"), FLOATING,
+     _adaptive3d_samples("avg"), aten=("adaptive_avg_pool3d",), **_TOL, error_inputs=_errors(
+         lambda: _err(ValueError, "Input dimension should be at least 4", _t((2, 2, 2)), (2, 2, 2)),
+         lambda: _err(RuntimeError, "output_size must be 3", _t((1, 2, 3, 4)), ()),
+         lambda: _err(RuntimeError, "elements of output_size must be greater than or equal to 0",
+                      _t((1, 1, 1, 1, 1)), (-1, 0, 2)),
+         lambda: _err(NotImplementedError, "\"adaptive_avg_pool3d_cpu\" not implemented for 'Long'",
+                      _t((1, 2, 3, 4), tp.int64), 2)))
+_add("nn.functional.adaptive_max_pool3d", F.adaptive_max_pool3d, _adaptive3d_ref("max"), FLOATING,
+     _adaptive3d_samples("max"), aten=("adaptive_max_pool3d",), error_inputs=_errors(
+         lambda: _err(ValueError, "Input dimension should be at least 4", _t((2, 2, 2)), (2, 2, 2)),
+         lambda: _err(RuntimeError, "internal error", _t((1, 2, 3, 4)), ()),
+         lambda: _err(RuntimeError, "Trying to create tensor with negative dimension", _t((1, 1, 1, 1, 1)),
+                      (-1, 0, 2)),
+         lambda: _err(RuntimeError, r"adaptive_max_pool3d\(\): Expected 4D or 5D tensor, but got: \[2, 4, 4\]",
+                      _t((2, 4, 4)), 2)))
+
+
+# -- conv_transpose3d -----------------------------------------------------------------------------------------------
+def _conv_t3_ref(x, w, b=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    s, p, op, d = (_nt(v, 3) for v in (stride, padding, output_padding, dilation))
+    v = S.f64(x)
+    batched = v.ndim == 5
+    v = v if batched else v[None]
+    wt = S.f64(w)
+    n, cin = v.shape[:2]
+    cog = wt.shape[1]
+    k = wt.shape[2:]
+    sizes = v.shape[2:]
+    outs = [(m - 1) * si - 2 * pi + di * (ki - 1) + oi + 1 for m, si, pi, di, ki, oi in zip(sizes, s, p, d, k, op)]
+    full = np.zeros((n, cog * groups) + tuple(o + 2 * pi for o, pi in zip(outs, p)))
+    cg = cin // groups
+    for g in range(groups):
+        xg = v[:, g * cg:(g + 1) * cg]
+        for a, b_, c in np.ndindex(*k):
+            contrib = np.einsum("ncdhw,co->nodhw", xg, wt[g * cg:(g + 1) * cg, :, a, b_, c])
+            region = full[:, g * cog:(g + 1) * cog,
+                          a * d[0]:a * d[0] + s[0] * (sizes[0] - 1) + 1:s[0],
+                          b_ * d[1]:b_ * d[1] + s[1] * (sizes[1] - 1) + 1:s[1],
+                          c * d[2]:c * d[2] + s[2] * (sizes[2] - 1) + 1:s[2]]
+            region += contrib[..., :region.shape[2], :region.shape[3], :region.shape[4]]
+    out = full[:, :, p[0]:p[0] + outs[0], p[1]:p[1] + outs[1], p[2]:p[2] + outs[2]]
+    if b is not None:
+        out = out + S.f64(b).reshape(1, -1, 1, 1, 1)
+    return S.cast(out if batched else out[0], x.dtype)
+
+
+def _conv_t3_samples(device, dtype, requires_grad):
+    def mk(shape, seed):
+        return make_tensor(shape, dtype, -1, 1, seed=seed, requires_grad=requires_grad)
+    yield SampleInput(mk((1, 2, 2, 3, 2), 0), (mk((2, 2, 2, 2, 2), 1), mk((2,), 2)), name="plain")
+    yield SampleInput(mk((1, 2, 2, 2, 3), 3), (mk((2, 1, 2, 1, 2), 4),),
+                      {"stride": (2, 1, 2), "padding": (1, 0, 0), "output_padding": (1, 0, 1), "groups": 2},
+                      name="strided_groups")
+    yield SampleInput(mk((2, 2, 2, 2), 5), (mk((2, 2, 1, 2, 2), 6),), {"dilation": 2, "padding": (0, 1, 1)},
+                      name="unbatched_dilated")
+
+
+_add("nn.functional.conv_transpose3d", F.conv_transpose3d, _conv_t3_ref, FLOATING, _conv_t3_samples,
+     aten=("conv_transpose3d.input", "conv3d"), **_TOL, error_inputs=_errors(
+         lambda: _err(RuntimeError, "non-positive stride is not supported", _t((1, 2, 3, 3, 3)),
+                      _t((2, 2, 2, 2, 2)), stride=0),
+         lambda: _err(RuntimeError, "Expected 4D \\(unbatched\\) or 5D \\(batched\\) input to conv_transpose3d",
+                      _t((2, 3, 3)), _t((2, 2, 2, 2, 2)))))
+
+
+# -- native normalizations ------------------------------------------------------------------------------------------
+def _bn_ref(x, w, b, rm, rv, training, momentum, eps):
+    v = S.f64(x)
+    dims = (0,) + tuple(range(2, v.ndim))
+    shape = (1, -1) + (1,) * (v.ndim - 2)
+    if training:
+        mean, var = v.mean(dims), v.var(dims)
+        stats = (S.cast(mean, x.dtype), S.cast(1 / np.sqrt(var + eps), x.dtype))
+    else:
+        mean, var = S.f64(rm), S.f64(rv)
+        stats = (np.zeros((0,), rm.dtype), np.zeros((0,), rv.dtype))
+    out = (v - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + eps)
+    if w is not None:
+        out = out * S.f64(w).reshape(shape)
+    if b is not None:
+        out = out + S.f64(b).reshape(shape)
+    return (S.cast(out, x.dtype),) + stats
+
+
+def _bn_samples(device, dtype, requires_grad):
+    def mk(shape, seed, rg=requires_grad, low=-1, high=1):
+        return make_tensor(shape, dtype, low, high, seed=seed, requires_grad=rg)
+    yield SampleInput(mk((3, 2, 4), 0), (mk((2,), 1), mk((2,), 2), None, None, True, 0.1, 1e-5), name="train")
+    yield SampleInput(mk((2, 3, 2, 2), 3), (None, None, mk((3,), 4, False), mk((3,), 5, False, 0.5, 2), True, 0.3,
+                                            1e-3), name="train_running")
+    yield SampleInput(mk((4, 3), 6), (mk((3,), 7), mk((3,), 8), mk((3,), 9, False), mk((3,), 10, False, 0.5, 2),
+                                      False, 0.1, 1e-5), name="eval")
+
+
+# the saved statistics are not differentiable results (as in PyTorch): the gradient entries take the output
+_add("native_batch_norm.output", lambda *a: tp.native_batch_norm(*a)[0], lambda *a: _bn_ref(*a)[0], FLOATING,
+     _bn_samples, aten=("native_batch_norm",), **_TOL)
+_add("native_batch_norm", tp.native_batch_norm, _bn_ref, FLOATING, _bn_samples, aten=("native_batch_norm",), **_TOL,
+     supports_autograd=False,
+     error_inputs=_errors(
+         lambda: _err(RuntimeError, "running_mean should contain 3 elements not 2", _t((2, 3, 4)), None, None,
+                      _t((2,)), _t((2,)), False, 0.1, 1e-5),
+         lambda: _err(RuntimeError, "running_mean and running_var must be defined in evaluation mode",
+                      _t((2, 3, 4)), None, None, None, None, False, 0.1, 1e-5)))
+
+
+def _gn_ref(x, w, b, N, C, HxW, group, eps):
+    v = S.f64(x).reshape(N, group, -1)
+    mean, var = v.mean(-1), v.var(-1)
+    rstd = 1 / np.sqrt(var + eps)
+    out = ((v - mean[..., None]) * rstd[..., None]).reshape(x.shape)
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    if w is not None:
+        out = out * S.f64(w).reshape(shape)
+    if b is not None:
+        out = out + S.f64(b).reshape(shape)
+    return S.cast(out, x.dtype), S.cast(mean, x.dtype), S.cast(rstd, x.dtype)
+
+
+def _gn_samples(device, dtype, requires_grad):
+    def mk(shape, seed):
+        return make_tensor(shape, dtype, -1, 1, seed=seed, requires_grad=requires_grad)
+    yield SampleInput(mk((2, 4, 3), 0), (mk((4,), 1), mk((4,), 2), 2, 4, 3, 2, 1e-5), name="affine")
+    yield SampleInput(mk((3, 6, 2, 2), 3), (None, None, 3, 6, 4, 3, 1e-3), name="plain")
+    yield SampleInput(mk((2, 3), 4), (mk((3,), 5), None, 2, 3, 1, 1, 1e-5), name="no_spatial")
+
+
+_add("native_group_norm", tp.native_group_norm, _gn_ref, FLOATING, _gn_samples, aten=("native_group_norm",), **_TOL,
+     error_inputs=_errors(
+         lambda: _err(RuntimeError, "Expected number of channels in input to be divisible by num_groups",
+                      _t((2, 5, 3)), None, None, 2, 5, 3, 2, 1e-5)))
+
+
+def _ln_ref(x, normalized_shape, w, b, eps):
+    dims = tuple(range(-len(normalized_shape), 0))
+    v = S.f64(x)
+    mean, var = v.mean(dims, keepdims=True), v.var(dims, keepdims=True)
+    rstd = 1 / np.sqrt(var + eps)
+    out = (v - mean) * rstd
+    if w is not None:
+        out = out * S.f64(w)
+    if b is not None:
+        out = out + S.f64(b)
+    return S.cast(out, x.dtype), S.cast(mean, x.dtype), S.cast(rstd, x.dtype)
+
+
+def _ln_samples(device, dtype, requires_grad):
+    def mk(shape, seed):
+        return make_tensor(shape, dtype, -1, 1, seed=seed, requires_grad=requires_grad)
+    yield SampleInput(mk((2, 3, 4), 0), ((3, 4), mk((3, 4), 1), mk((3, 4), 2), 1e-5), name="affine")
+    yield SampleInput(mk((3, 5), 3), ((5,), None, None, 0.5), name="plain")
+
+
+_add("native_layer_norm.output", lambda *a: tp.native_layer_norm(*a)[0], lambda *a: _ln_ref(*a)[0], FLOATING,
+     _ln_samples, aten=("native_layer_norm",), **_TOL)
+_add("native_layer_norm", tp.native_layer_norm, _ln_ref, FLOATING, _ln_samples, aten=("native_layer_norm",), **_TOL,
+     supports_autograd=False,
+     error_inputs=_errors(
+         lambda: _err(RuntimeError, "Expected normalized_shape to be at least 1-dimensional", _t((1, 2, 3)), (),
+                      None, None, 1e-5)))
+
+
+# -- backward ops of torch.ops.aten ---------------------------------------------------------------------------------
+def _dropout_bw_ref(g, mask, scale):
+    out = S.f64(g) * mask * scale
+    integral = g.dtype == np.bool_ or np.issubdtype(g.dtype, np.integer)
+    return S.cast(out, np.float32 if integral else g.dtype)
+
+
+def _dropout_bw_samples(device, dtype, requires_grad):
+    for i, (shape, scale) in enumerate((((3, 4), 2.0), ((5,), 0.0), ((), 1.25))):
+        yield SampleInput(make_tensor(shape, dtype, seed=i, requires_grad=requires_grad),
+                          (S.bool_tensor(shape, seed=i + 10), scale), name=f"case{i}")
+
+
+_add("native_dropout_backward", tp.ops.tensorplug.native_dropout_backward, _dropout_bw_ref, ALL, _dropout_bw_samples,
+     aten=("native_dropout_backward",), error_inputs=_errors(
+         lambda: _err(RuntimeError, "Mask should be Bool Scalar Type", _t((3,)), _t((3,)), 2.0)))
+
+
+def _pool_bw(g, x, indices):
+    return tp.ops.tensorplug.max_pool2d_with_indices_backward(g, x, (2, 2), (2, 2), (0, 0), (1, 1), False, indices)
+
+
+def _pool_bw_ref(g, x, indices):
+    lead = x.shape[:-2]
+    out = np.zeros(lead + (x.shape[-2] * x.shape[-1],))
+    gf, idx = S.f64(g).reshape(lead + (-1,)), indices.reshape(lead + (-1,))
+    for pos in np.ndindex(*lead):
+        np.add.at(out[pos], idx[pos], gf[pos])
+    return S.cast(out.reshape(x.shape), g.dtype)
+
+
+def _pool_bw_samples(device, dtype, requires_grad):
+    for i, shape in enumerate(((2, 3, 4, 4), (3, 4, 6))):
+        x = _distinct(shape, dtype, i, False)
+        _, idx = F.max_pool2d(x, 2, return_indices=True)
+        yield SampleInput(make_tensor(idx.shape, dtype, -1, 1, seed=i + 5, requires_grad=requires_grad), (x, idx),
+                          name=f"case{i}")
+
+
+_add("max_pool2d_with_indices_backward", _pool_bw, _pool_bw_ref, FLOATING, _pool_bw_samples,
+     aten=("max_pool2d_with_indices_backward",))
+
+
+# -- grid samplers -----------------------------------------------------------------------------------------------------
+def _unnormalize(c, size, padding_mode, align_corners):
+    c = (c + 1) / 2 * (size - 1) if align_corners else ((c + 1) * size - 1) / 2
+    if padding_mode == 1:
+        c = np.clip(c, 0, size - 1)
+    elif padding_mode == 2:
+        lo, hi = (0.0, 2.0 * (size - 1)) if align_corners else (-1.0, 2.0 * size - 1)
+        if lo == hi:
+            c = np.zeros_like(c)
+        else:
+            span = (hi - lo) / 2
+            a = np.abs(c - lo / 2)
+            extra, flips = np.fmod(a, span), np.floor(a / span)
+            c = np.where(np.fmod(flips, 2) == 0, extra + lo / 2, span - extra + lo / 2)
+        c = np.clip(c, 0, size - 1)
+    return c
+
+
+def _grid3d_ref(x, grid, mode, padding_mode, align_corners):
+    v, gr = S.f64(x), S.f64(grid)
+    n, c, d, h, w = v.shape
+    ix = _unnormalize(gr[..., 0], w, padding_mode, align_corners)
+    iy = _unnormalize(gr[..., 1], h, padding_mode, align_corners)
+    iz = _unnormalize(gr[..., 2], d, padding_mode, align_corners)
+    out = np.zeros((n, c) + gr.shape[1:4])
+
+    def at(b, z, y, xx):
+        if 0 <= z < d and 0 <= y < h and 0 <= xx < w:
+            return v[b, :, z, y, xx]
+        return 0.0
+    for b in range(n):
+        for pos in np.ndindex(*gr.shape[1:4]):
+            px, py, pz = ix[(b,) + pos], iy[(b,) + pos], iz[(b,) + pos]
+            if mode == 1:
+                out[(b, slice(None)) + pos] = at(b, int(np.rint(pz)), int(np.rint(py)), int(np.rint(px)))
+                continue
+            x0, y0, z0 = np.floor(px), np.floor(py), np.floor(pz)
+            acc = 0.0
+            for dz, dy, dx in np.ndindex(2, 2, 2):
+                wt = (px - x0 if dx else 1 - (px - x0)) * (py - y0 if dy else 1 - (py - y0)) * \
+                    (pz - z0 if dz else 1 - (pz - z0))
+                acc = acc + wt * at(b, int(z0) + dz, int(y0) + dy, int(x0) + dx)
+            out[(b, slice(None)) + pos] = acc
+    return S.cast(out, x.dtype)
+
+
+def _grid3d_samples(device, dtype, requires_grad):
+    i = 0
+    for mode, pad, align in ((0, 0, False), (0, 1, True), (0, 2, False), (1, 0, True), (0, 2, True)):
+        x = make_tensor((2, 2, 2, 3, 2), dtype, -1, 1, seed=i, requires_grad=requires_grad)
+        g = make_tensor((2, 2, 1, 2, 3), dtype, -1.3, 1.3, seed=i + 20, requires_grad=requires_grad and mode == 0)
+        yield SampleInput(x, (g, mode, pad, align), name=f"mode{mode}_pad{pad}_align{int(align)}")
+        i += 1
+
+
+_add("grid_sampler_3d", tp.grid_sampler_3d, _grid3d_ref, FLOATING, _grid3d_samples, aten=("grid_sampler_3d",),
+     **_TOL, error_inputs=_errors(
+         lambda: _err(RuntimeError, "expected grid to have size 3 in last dimension", _t((1, 1, 2, 2, 2)),
+                      _t((1, 1, 1, 1, 2)), 0, 0, False),
+         lambda: _err(RuntimeError, "bicubic interpolation only supports 4D input", _t((1, 1, 2, 2, 2)),
+                      _t((1, 1, 1, 1, 3)), 2, 0, False)))
+
+
+def _grid2d_ref(x, grid, mode, padding_mode, align_corners):
+    """The 3-d reference on a depth of 1 sampled at z = 0 (exactly the 2-d sampling)."""
+    g3 = np.concatenate([grid[:, None], np.zeros(grid.shape[:-1] + (1,), grid.dtype)[:, None]], -1)
+    return _grid3d_ref(x[:, :, None], g3, mode, padding_mode, align_corners)[:, :, 0]
+
+
+def _grid2d_samples(device, dtype, requires_grad):
+    i = 0
+    for mode, pad, align in ((0, 0, False), (0, 1, True), (0, 2, False), (1, 2, True), (0, 2, True)):
+        x = make_tensor((2, 2, 3, 4), dtype, -1, 1, seed=i, requires_grad=requires_grad)
+        g = make_tensor((2, 3, 2, 2), dtype, -1.3, 1.3, seed=i + 20, requires_grad=requires_grad and mode == 0)
+        yield SampleInput(x, (g, mode, pad, align), name=f"mode{mode}_pad{pad}_align{int(align)}")
+        i += 1
+
+
+_add("grid_sampler_2d", tp.grid_sampler_2d, _grid2d_ref, FLOATING, _grid2d_samples, aten=("grid_sampler_2d",),
+     **_TOL, error_inputs=_errors(
+         lambda: _err(RuntimeError, "expected grid to have size 2 in last dimension", _t((1, 1, 2, 2)),
+                      _t((1, 1, 1, 3)), 0, 0, False)))
+_add("channel_shuffle", tp.channel_shuffle, _shuffle_ref, ALL, _shuffle_samples, aten=("channel_shuffle",))

@@ -1,0 +1,91 @@
+"""The nn_more ops against PyTorch: values and float64 gradients of conv_transpose3d, max_unpool, the 3-d
+adaptive pools, channel_shuffle, the native_* normalizations (all three results) and grid_sampler_3d."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorplug as tp
+import tensorplug.nn.functional as F
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+
+def pair(shape, seed, grad=True):
+    a = np.random.default_rng(seed).standard_normal(shape)
+    return tp.tensor(a, requires_grad=grad), torch.tensor(a, requires_grad=grad)
+
+
+def close(ours, theirs, tol=1e-10):
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=tol, atol=tol)
+
+
+def both(fn, tfn, shapes, tol=1e-10):
+    ours, theirs = zip(*[pair(s, i) for i, s in enumerate(shapes)])
+    y, z = fn(*ours), tfn(*theirs)
+    close(y, z, tol)
+    g = np.random.default_rng(7).standard_normal(tuple(z.shape))
+    y.backward(tp.tensor(g))
+    z.backward(torch.tensor(g))
+    for a, b in zip(ours, theirs):
+        close(a.grad, b.grad, tol)
+
+
+@pytest.mark.parametrize("kw", [{}, {"stride": 2, "padding": 1, "output_padding": 1},
+                                {"stride": (1, 2, 1), "dilation": (2, 1, 1), "groups": 2}])
+def test_conv_transpose3d(kw):
+    both(lambda x, w, b: F.conv_transpose3d(x, w, b, **kw), lambda x, w, b: TF.conv_transpose3d(x, w, b, **kw),
+         [(2, 4, 3, 2, 3), (4, 3, 2, 2, 2), (3 * kw.get("groups", 1),)])
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_max_unpool(nd):
+    shape = (2, 3) + (5, 6, 4)[:nd]
+    t = torch.randn(shape, dtype=torch.float64)
+    pool = getattr(TF, f"max_pool{nd}d")
+    out, idx = pool(t, 2, return_indices=True)
+    ours = getattr(F, f"max_unpool{nd}d")(tp.tensor(out.numpy()), tp.tensor(idx.numpy()), 2, output_size=shape)
+    close(ours, getattr(TF, f"max_unpool{nd}d")(out, idx, 2, output_size=shape))
+
+
+@pytest.mark.parametrize("size", [(2, 3, 4), (3, None, 1), 1])
+def test_adaptive_pools_3d(size):
+    both(lambda x: F.adaptive_avg_pool3d(x, size), lambda x: TF.adaptive_avg_pool3d(x, size), [(2, 2, 5, 4, 7)])
+    both(lambda x: F.adaptive_max_pool3d(x, size), lambda x: TF.adaptive_max_pool3d(x, size), [(2, 5, 4, 7)])
+    x, tx = pair((1, 2, 5, 4, 7), 3)
+    assert (F.adaptive_max_pool3d(x, size, True)[1].numpy() == TF.adaptive_max_pool3d(tx, size, True)[1].numpy()).all()
+
+
+def test_channel_shuffle():
+    both(lambda x: F.channel_shuffle(x, 3), lambda x: TF.channel_shuffle(x, 3), [(2, 6, 2, 3)])
+
+
+def test_native_norms():
+    x, tx = pair((3, 4, 5), 0)
+    for ours, theirs in ((tp.native_group_norm(x, None, None, 3, 4, 5, 2, 1e-5),
+                          torch.native_group_norm(tx, None, None, 3, 4, 5, 2, 1e-5)),
+                         (tp.native_layer_norm(x, (4, 5), None, None, 1e-5),
+                          torch.native_layer_norm(tx, (4, 5), None, None, 1e-5)),
+                         (tp.native_batch_norm(x, None, None, tp.zeros(4, dtype=tp.float64),
+                                               tp.ones(4, dtype=tp.float64), True, 0.2, 1e-5),
+                          torch.native_batch_norm(tx, None, None, torch.zeros(4, dtype=torch.float64),
+                                                  torch.ones(4, dtype=torch.float64), True, 0.2, 1e-5))):
+        for a, b in zip(ours, theirs):
+            close(a, b, 1e-8)
+
+
+@pytest.mark.parametrize("mode,pad,align", [(0, 0, False), (0, 1, True), (0, 2, False), (1, 0, True), (0, 2, True)])
+def test_grid_sampler_3d(mode, pad, align):
+    a = np.random.default_rng(1).uniform(-1.4, 1.4, (2, 3, 2, 4, 3))
+    g, tg = tp.tensor(a, requires_grad=mode == 0), torch.tensor(a, requires_grad=mode == 0)
+    x, tx = pair((2, 2, 3, 4, 5), 2)
+    y = tp.grid_sampler_3d(x, g, mode, pad, align)
+    z = torch.grid_sampler_3d(tx, tg, mode, pad, align)
+    close(y, z)
+    y.sum().backward()
+    z.sum().backward()
+    close(x.grad, tx.grad)
+    if mode == 0:
+        close(g.grad, tg.grad, 1e-8)
