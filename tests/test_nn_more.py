@@ -125,3 +125,37 @@ def test_grid_samplers():
     assert _a(tp.grid_sampler_2d(img, g2, 0, 0, True)).ravel().tolist() == [1.0]
     with pytest.raises(RuntimeError, match="bicubic interpolation only supports 4D input"):
         tp.grid_sampler_3d(x, corners, 2, 0, True)
+
+
+def test_linear_cross_entropy_is_cross_entropy_of_the_logits():
+    x = R.make_tensor((4, 3), tp.float64, seed=1)
+    w = R.make_tensor((5, 3), tp.float64, seed=2)
+    b = R.make_tensor((5,), tp.float64, seed=3)
+    t = tp.tensor([0, 4, 2, 1])
+    got = F.linear_cross_entropy(x, w, t, linear_bias=b, reduction="sum")
+    want = F.cross_entropy(F.linear(x, w, b), t, reduction="sum")
+    assert abs(got.item() - want.item()) < 1e-12
+    k = F.linear_cross_entropy(x[:2], R.make_tensor((4, 2, 3), tp.float64, seed=4), tp.tensor([[0, 3], [1, 1]]),
+                               reduction="none")
+    assert k.shape == (2, 2)
+    with pytest.raises(RuntimeError, match="ignore_index cannot be specified when target contains probabilities"):
+        F.linear_cross_entropy(x, w, tp.ones(4, 5) / 5, ignore_index=0)
+    with pytest.raises(RuntimeError, match="K-dimensional loss defined by linear_weight shape"):
+        F.linear_cross_entropy(x[0], R.make_tensor((4, 2, 3), tp.float64), tp.tensor([0, 1]))
+
+
+def test_fractional_max_pool_windows():
+    x = tp.arange(16.0).reshape(1, 1, 4, 4)
+    u = tp.tensor([[[0.5, 0.5]]])
+    out, idx = F.fractional_max_pool2d(x, 2, output_size=2, return_indices=True, _random_samples=u)
+    # alpha = (4 - 2) / (2 - 1) = 2: starts int(0.5 * 2) - int(0.5 * 2) = 0 and the last 4 - 2 = 2
+    assert _a(out).tolist() == [[[[5.0, 7.0], [13.0, 15.0]]]] and _a(idx).ravel().tolist() == [5, 7, 13, 15]
+    y = F.fractional_max_pool3d(tp.randn(2, 5, 5, 5), 2, output_ratio=(0.5, 0.5, 0.5))
+    assert y.shape == (2, 2, 2, 2)
+    assert tp.nn.FractionalMaxPool2d(3, output_ratio=0.5)(tp.randn(1, 2, 9, 9)).shape == (1, 2, 4, 4)
+    with pytest.raises(ValueError, match="requires specifying either an output_size or an output_ratio"):
+        F.fractional_max_pool2d(x, 2)
+    with pytest.raises(RuntimeError, match="pool height 3 too large relative to input height 4"):
+        F.fractional_max_pool2d(x, 3, output_size=3)
+    with pytest.raises(ValueError, match="output_ratio must be between 0 and 1"):
+        tp.nn.FractionalMaxPool3d(2, output_ratio=1.5)

@@ -89,3 +89,27 @@ def test_grid_sampler_3d(mode, pad, align):
     close(x.grad, tx.grad)
     if mode == 0:
         close(g.grad, tg.grad, 1e-8)
+
+
+@pytest.mark.parametrize("nd,shape,k,kw", [(2, (2, 3, 9, 9), 3, {"output_size": (2, 3)}),
+                                           (2, (3, 9, 8), (2, 3), {"output_ratio": (0.5, 0.5)}),
+                                           (3, (2, 3, 5, 5, 5), (2, 2, 2), {"output_size": (2, 3, 2)}),
+                                           (3, (1, 1, 7, 6, 7), (2, 3, 4), {"output_ratio": (0.5, 0.5, 0.5)})])
+def test_fractional_max_pool_with_the_same_samples(nd, shape, k, kw):
+    n = shape[0] if len(shape) == nd + 2 else 1
+    u = np.random.default_rng(5).uniform(0, 1, (n, shape[-nd - 1], nd))
+    fn, tfn = getattr(F, f"fractional_max_pool{nd}d"), getattr(TF, f"fractional_max_pool{nd}d")
+    both(lambda x: fn(x, k, _random_samples=tp.tensor(u), **kw),
+         lambda x: tfn(x, k, _random_samples=torch.tensor(u), **kw), [shape])
+    x = np.random.default_rng(6).standard_normal(shape).astype(np.float32)
+    a = fn(tp.tensor(x), k, return_indices=True, _random_samples=tp.tensor(u.astype(np.float32)), **kw)[1]
+    b = tfn(torch.tensor(x), k, return_indices=True, _random_samples=torch.tensor(u.astype(np.float32)), **kw)[1]
+    assert (a.numpy() == b.numpy()).all()
+
+
+@pytest.mark.parametrize("kw", [{}, {"reduction": "none", "ignore_index": 2}, {"label_smoothing": 0.1}])
+def test_linear_cross_entropy(kw):
+    t = np.array([0, 2, 1, 2])
+    both(lambda x, w, b: F.linear_cross_entropy(x, w, tp.tensor(t), linear_bias=b, **kw),
+         lambda x, w, b: TF.linear_cross_entropy(x, w, torch.tensor(t), linear_bias=b, **kw),
+         [(4, 3), (3, 3), (3,)])

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from .. import dtypes as _dt
 from ..ops import nn_more as _more
 
 __all__ = ["channel_shuffle", "native_channel_shuffle", "max_unpool1d", "max_unpool2d", "max_unpool3d",
@@ -109,3 +110,92 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     (C_in, C_out / groups, kd, kh, kw): the gradient of conv3d with respect to its input."""
     return _more.conv_transpose3d(input, weight, bias, _ints(stride), _ints(padding), _ints(output_padding), groups,
                                   _ints(dilation))
+
+
+__all__ += ["linear_cross_entropy"]
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction="mean",
+                         ignore_index=None, label_smoothing=0.0, options=None):
+    """``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)`` for ``input`` (in_features) or
+    (N, in_features) and ``linear_weight`` (C, in_features) or (C, d_1, ..., d_K, in_features) (a K-dimensional
+    loss). ``ignore_index=None`` means -100 for class indices; it may not be given with class probabilities.
+    ``options`` (PyTorch's chunking configuration) is accepted and computes the same values (the logits are
+    not chunked here)."""
+    import math
+    import warnings
+
+    from . import functional as _F
+    if input.dim() < 1 or input.dim() > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got {linear_weight.dim()}")
+    num_batches = tuple(input.shape[:-1])
+    in_features = input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError("expected equal input and linear_weight last dimensions (in_features), "
+                           f"got {input.shape[-1]} and {linear_weight.shape[-1]}, respectively")
+    num_classes = linear_weight.shape[0]
+    out_features = tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not num_batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} requires"
+                           f" batched input, (N, {in_features}), got unbatched input with shape "
+                           f"{tuple(input.shape)}")
+    logits_shape = (*num_batches, num_classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    ignore_index = -100 if ignore_index is None else ignore_index
+    if options is not None and (out_features or reduction not in {"mean", "sum", "none"} or label_smoothing != 0.0
+                                or target.dtype is not _dt.int64):
+        warnings.warn("linear_cross_entropy: ``options`` ignored; chunked path needs reduction in "
+                      "{'mean','sum','none'}, label_smoothing == 0, target.dtype == int64, out_features == (). Got "
+                      f"reduction={reduction!r}, label_smoothing={label_smoothing}, target.dtype={target.dtype}, "
+                      f"out_features={out_features}, tracing=False, linear_bias.shape="
+                      f"{tuple(linear_bias.shape) if linear_bias is not None else None}.", stacklevel=2)
+    if out_features:
+        n = math.prod(out_features) * num_classes
+        linear_weight = linear_weight.reshape(n, in_features)
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(n)
+    logits = _F.linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return _F.cross_entropy(logits, target, weight=weight, reduction=reduction, ignore_index=ignore_index,
+                            label_smoothing=label_smoothing)
+
+
+__all__ += ["fractional_max_pool2d", "fractional_max_pool3d"]
+
+
+def _fractional(nd, input, kernel_size, output_size, output_ratio, return_indices, _random_samples):
+    import tensorplug as _tp
+    name = f"fractional_max_pool{nd}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        if len(output_ratio) > nd:  # (a number raises TypeError, as in PyTorch)
+            raise ValueError(f"{name} requires output_ratio to either be a single Int or tuple of Ints.")
+        ratio = _ntuple(output_ratio, nd)
+        output_size = [int(input.shape[-nd + i] * ratio[i]) for i in range(nd)]
+    if _random_samples is None:
+        n_batch = 1 if input.dim() == nd + 1 else input.shape[0]
+        _random_samples = _tp.rand(n_batch, input.shape[-nd - 1], nd, dtype=input.dtype, device=input.device)
+    op = _more.fractional_max_pool2d if nd == 2 else _more.fractional_max_pool3d
+    out, idx = op(input, _ntuple(kernel_size, nd), _ntuple(output_size, nd), _random_samples)
+    return (out, idx) if return_indices else out
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """Fractional max pooling of (N, C, H, W) or (C, H, W): kh x kw windows at pseudo-random starts (drawn
+    from ``_random_samples`` (N, C, 2) in [0, 1), or from ``tensorplug.rand``) to ``output_size`` or to the
+    input size times ``output_ratio``; with ``return_indices`` also the flat positions."""
+    return _fractional(2, input, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """Fractional max pooling of (N, C, T, H, W) or (C, T, H, W), as ``fractional_max_pool2d`` in three dims
+    (``_random_samples`` (N, C, 3))."""
+    return _fractional(3, input, kernel_size, output_size, output_ratio, return_indices, _random_samples)

@@ -17,8 +17,9 @@ from ..tensor import Tensor
 from ._common import document as _document
 from ._lib import defop, public
 from .comparison import where_fn as _where
-from .factories import empty, tensor, zeros
-from .nn_conv_extra import _check_conv_transpose, _dilate, _source_coord, _sizes, conv3d
+from .factories import arange, empty, tensor, zeros
+from .joining import cat
+from .nn_conv_extra import _check_conv_transpose, _dilate, _f32, _source_coord, _sizes, conv3d
 from .nn_ops import _tup, constant_pad
 from .pointwise import not_implemented
 from .promotion import _pt_name
@@ -26,7 +27,8 @@ from .reductions import var_mean_fn as _var_mean
 
 __all__ = ["channel_shuffle", "max_unpool2d", "max_unpool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
            "conv_transpose3d", "native_batch_norm", "native_group_norm", "native_dropout_backward",
-           "max_pool2d_with_indices_backward", "grid_sampler_3d"]
+           "max_pool2d_with_indices_backward", "grid_sampler_3d", "fractional_max_pool2d",
+           "fractional_max_pool3d"]
 
 
 # -- channel_shuffle ------------------------------------------------------------------------------------------
@@ -456,3 +458,113 @@ from .nn_conv_extra import grid_sampler_2d as _gs2d  # noqa: E402
 public("grid_sampler_2d", _gs2d)
 from .nn_ops import native_layer_norm as _nln  # noqa: E402
 public("native_layer_norm", _nln)
+
+
+# -- fractional max pooling ---------------------------------------------------------------------------------------
+_FRAC_DIM = {2: ("height", "width"), 3: ("time", "height", "width")}
+
+
+def _check_fractional(nd):
+    name = f"fractional_max_pool{nd}d"
+
+    def check(self, kernel_size, output_size, random_samples):
+        if len(kernel_size) != nd:
+            raise RuntimeError(f"{name}: kernel_size must either be a single Int or tuple of {'Ints' if nd == 2 else 'three Ints'}")
+        if len(output_size) != nd:
+            raise RuntimeError(f"{name}: output_size must either be a single Int or tuple of {'Ints' if nd == 2 else 'three Ints'}")
+        shape = self._shape
+        if self.dim() not in (nd + 1, nd + 2):
+            raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {_sizes(shape)}")
+        for i in range(self.dim() - nd - 1, self.dim()):
+            if shape[i] == 0 and i > 0:
+                raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but got"
+                                   f"{_sizes(shape)} with dimension {i} being empty.")
+        if random_samples._dtype is not self._dtype:
+            raise RuntimeError("Expect _random_samples to have the same dtype as input")
+        if random_samples.dim() != 3:
+            raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got {random_samples.dim()}")
+        n = shape[0] if self.dim() == nd + 2 else 1
+        c = shape[-nd - 1]
+        if random_samples._shape[0] < n:
+            raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+        if random_samples._shape[1] != c:
+            raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+        if random_samples._shape[2] != nd:
+            raise RuntimeError(f"Expect _random_samples.size(2) equals to {nd}; got {random_samples._shape[2]}.")
+        suffix = "_out" if nd == 3 else ""
+        for what, o, k, size in zip(_FRAC_DIM[nd], output_size, kernel_size, shape[-nd:]):
+            if o + k - 1 > size:
+                raise RuntimeError(f"{name}{suffix}(): pool {what} {k} too large relative to input {what} {size}")
+        if not self._dtype.is_floating_point:
+            raise not_implemented(name + "_out_frame", self._dtype)
+    return check
+
+
+def _interval_starts(sample, n, o, k):
+    """PyTorch's pseudo-random window starts (N, C, o) along one dim from ``sample`` (N, C) in [0, 1):
+    ``int((i + u) * alpha) - int(u * alpha)`` with ``alpha = (n - k) / (o - 1)``; the last window ends at ``n``,
+    computed in the samples' dtype as PyTorch's kernel does."""
+    lead = sample._shape
+    last = zeros(lead + (1,), dtype=_dt.int64, device=sample._device) + (n - k)
+    if o <= 1:
+        return last.narrow(-1, 0, o)
+    np_t = _dt.float64 if sample._dtype is _dt.float64 else _dt.float32
+    # one division in the samples' precision (float32 unless float64, a correctly rounded quotient)
+    a = (n - k) / (o - 1) if np_t is _dt.float64 else _f32((n - k) / (o - 1))
+    s = sample if sample._dtype is np_t else sample.to(np_t)
+    i = arange(o - 1, dtype=np_t, device=sample._device)
+    starts = ((i + s.unsqueeze(-1)) * a).long() - (s * a).long().unsqueeze(-1)
+    return cat([starts, last], -1)
+
+
+def _fractional(nd):
+    def pool(self, kernel_size, output_size, random_samples):
+        batched = self.dim() == nd + 2
+        x = self if batched else self.unsqueeze(0)
+        n, c = x._shape[:2]
+        sizes = x._shape[2:]
+        dev = x._device
+        outs, ks = tuple(output_size), tuple(kernel_size)
+        if n == 0 or 0 in outs:
+            out = zeros((n, c) + outs, dtype=x._dtype, device=dev)
+            idx = zeros((n, c) + outs, dtype=_dt.int64, device=dev)
+        else:
+            samples = random_samples.narrow(0, 0, n).detach()
+            # dims in the samples' order: 2-d (width, height), 3-d (time, height, width)
+            order = (1, 0) if nd == 2 else (0, 1, 2)
+            starts = [None] * nd
+            for j, dim in enumerate(order):
+                starts[dim] = _interval_starts(samples.select(-1, j), sizes[dim], outs[dim], ks[dim])
+            # the flat input position of every window element: (N, C, *outs, prod(ks))
+            flat = None
+            stride = 1
+            for dim in reversed(range(nd)):
+                shape = [n, c] + [1] * nd + [1] * nd
+                shape[2 + dim] = outs[dim]
+                kshape = [1] * (2 + nd) + [1] * nd
+                kshape[2 + nd + dim] = ks[dim]
+                pos = starts[dim].view(tuple(shape)) + arange(ks[dim], device=dev).view(tuple(kshape))
+                flat = pos * stride if flat is None else flat + pos * stride
+                stride *= sizes[dim]
+            m = math.prod(outs)
+            kk = math.prod(ks)
+            flat = flat.reshape(n, c, m * kk)
+            vals = x.reshape(n, c, math.prod(sizes)).gather(2, flat).reshape(n, c, m, kk)
+            arg = vals.argmax(-1, keepdim=True)  # the first maximum of each window
+            out = vals.gather(-1, arg).squeeze(-1).reshape((n, c) + outs)
+            idx = flat.reshape(n, c, m, kk).gather(-1, arg).squeeze(-1).reshape((n, c) + outs)
+        return (out, idx) if batched else (out.squeeze(0), idx.squeeze(0))
+    return pool
+
+
+fractional_max_pool2d = _document(
+    defop("fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) "
+          "-> (Tensor, Tensor)", check=_check_fractional(2), composite=_fractional(2)),
+    "Fractional max pooling of (N, C, H, W) or (C, H, W) to ``output_size`` with kh x kw windows at PyTorch's "
+    "pseudo-random starts drawn from ``random_samples`` (N, C, 2) (width, height); the maxima and their flat "
+    "positions ``h * W + w``.")
+fractional_max_pool3d = _document(
+    defop("fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) "
+          "-> (Tensor, Tensor)", check=_check_fractional(3), composite=_fractional(3)),
+    "Fractional max pooling of (N, C, T, H, W) or (C, T, H, W) with windows at PyTorch's pseudo-random starts "
+    "drawn from ``random_samples`` (N, C, 3) (time, height, width); the maxima and their flat positions.")

@@ -452,3 +452,121 @@ _add("grid_sampler_2d", tp.grid_sampler_2d, _grid2d_ref, FLOATING, _grid2d_sampl
          lambda: _err(RuntimeError, "expected grid to have size 2 in last dimension", _t((1, 1, 2, 2)),
                       _t((1, 1, 1, 3)), 0, 0, False)))
 _add("channel_shuffle", tp.channel_shuffle, _shuffle_ref, ALL, _shuffle_samples, aten=("channel_shuffle",))
+
+
+# -- linear_cross_entropy -----------------------------------------------------------------------------------------
+def _lce_ref(x, w, target, linear_bias=None, weight=None, reduction="mean", ignore_index=None, label_smoothing=0.0):
+    v, wt = S.f64(x), S.f64(w)
+    c = wt.shape[0]
+    logits = v @ wt.reshape(-1, wt.shape[-1]).T
+    if linear_bias is not None:
+        logits = logits + S.f64(linear_bias).reshape(-1)
+    logits = logits.reshape(v.shape[:-1] + wt.shape[:-1])
+    cdim = 0 if v.ndim == 1 else 1
+    m = logits.max(cdim, keepdims=True)
+    logp = logits - m - np.log(np.exp(logits - m).sum(cdim, keepdims=True))
+    cw = np.ones(c) if weight is None else S.f64(weight)
+    wshape = [1] * logits.ndim
+    wshape[cdim] = c
+    if not np.issubdtype(target.dtype, np.integer):  # class probabilities
+        loss = -(logp * S.f64(target) * cw.reshape(wshape)).sum(cdim)
+        out = loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
+        return S.cast(out, x.dtype)
+    ii = -100 if ignore_index is None else ignore_index
+    keep = target != ii
+    t = np.where(keep, target, 0)
+    picked = np.take_along_axis(logp, np.expand_dims(t, cdim), cdim).squeeze(cdim)
+    wt_t = cw[t] * keep
+    loss = -picked * wt_t
+    if reduction == "mean":
+        return S.cast(loss.sum() / wt_t.sum(), x.dtype)
+    return S.cast(loss.sum() if reduction == "sum" else loss, x.dtype)
+
+
+def _lce_samples(device, dtype, requires_grad):
+    def mk(shape, seed, low=-1, high=1, rg=requires_grad):
+        return make_tensor(shape, dtype, low, high, seed=seed, requires_grad=rg)
+    yield SampleInput(mk((4, 3), 0), (mk((5, 3), 1), index_tensor([0, 4, 2, 1])), name="mean")
+    yield SampleInput(mk((4, 3), 2), (mk((5, 3), 3), index_tensor([0, 4, 1, 1])),
+                      {"linear_bias": mk((5,), 4), "weight": mk((5,), 5, 0.5, 2, False), "reduction": "sum"},
+                      name="bias_weight_sum")
+    yield SampleInput(mk((3,), 6), (mk((4, 3), 7), index_tensor(2)), {"reduction": "none"}, name="unbatched")
+    yield SampleInput(mk((2, 3), 8), (mk((4, 2, 3), 9), index_tensor([[0, 3], [1, 1]])),
+                      {"ignore_index": 1, "reduction": "none"}, name="k_dim")
+    yield SampleInput(mk((2, 3), 10), (mk((4, 3), 11), mk((2, 4), 12, 0, 1)), name="probabilities")
+
+
+_add("nn.functional.linear_cross_entropy", F.linear_cross_entropy, _lce_ref, FLOATING, _lce_samples,
+     aten=("linear", "cross_entropy_loss"), **_TOL, error_inputs=_errors(
+         lambda: _err(RuntimeError, "expected input with dimensionality 1 or 2, got 3", _t((2, 3, 3)), _t((2, 3)),
+                      _t((3, 2))),
+         lambda: _err(RuntimeError, r"expected linear_bias shape \(2,\), got \(3,\)", _t((2, 3)), _t((2, 3)),
+                      _t((2,)), linear_bias=_t((3,))),
+         lambda: _err(RuntimeError, "ignore_index cannot be specified when target contains probabilities",
+                      _t((2, 3)), _t((2, 3)), _t((2, 2)), ignore_index=0)))
+
+
+# -- fractional max pooling -----------------------------------------------------------------------------------------
+def _frac_starts(u, n, o, k, dt):
+    if o == 1:
+        return [n - k]
+    a = dt(n - k) / dt(o - 1)
+    return [int(dt(dt(i + dt(u)) * a)) - int(dt(dt(u) * a)) for i in range(o - 1)] + [n - k]
+
+
+def _frac_ref(nd):
+    def ref(x, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        v = S.f64(x)
+        batched = v.ndim == nd + 2
+        v = v if batched else v[None]
+        sizes = v.shape[2:]
+        ks = _nt(kernel_size, nd)
+        outs = _nt(output_size, nd) if output_size is not None else \
+            tuple(int(s * r) for s, r in zip(sizes, _nt(output_ratio, nd)))
+        dt = np.float64 if x.dtype == np.float64 else np.float32
+        order = (1, 0) if nd == 2 else (0, 1, 2)
+        vals = np.zeros(v.shape[:2] + outs)
+        idx = np.zeros(v.shape[:2] + outs, np.int64)
+        for b, c in np.ndindex(*v.shape[:2]):
+            starts = [None] * nd
+            for j, dim in enumerate(order):
+                starts[dim] = _frac_starts(_random_samples[b, c, j], sizes[dim], outs[dim], ks[dim], dt)
+            for pos in np.ndindex(*outs):
+                sl = tuple(slice(starts[d][p], starts[d][p] + ks[d]) for d, p in enumerate(pos))
+                win = v[(b, c) + sl]
+                a = int(np.argmax(win))
+                vals[(b, c) + pos] = win.ravel()[a]
+                co = np.unravel_index(a, ks)
+                flat = 0
+                for d in range(nd):
+                    flat = flat * sizes[d] + starts[d][pos[d]] + co[d]
+                idx[(b, c) + pos] = flat
+        out = S.cast(vals if batched else vals[0], x.dtype)
+        ind = idx if batched else idx[0]
+        return (out, ind) if return_indices else out
+    return ref
+
+
+def _frac_samples(nd):
+    cases = {2: (((1, 2, 9, 9), 3, {"output_size": (2, 3)}), ((2, 5, 6), (2, 3), {"output_ratio": (0.5, 0.5)}),
+                 ((1, 1, 4, 4), 2, {"output_size": 2, "return_indices": True})),
+             3: (((1, 2, 5, 5, 5), 2, {"output_size": (2, 3, 2)}),
+                 ((2, 4, 5, 6), (2, 2, 3), {"output_ratio": (0.5, 0.5, 0.5), "return_indices": True}))}[nd]
+
+    def sample_inputs(device, dtype, requires_grad):
+        for i, (shape, k, kw) in enumerate(cases):
+            n = shape[0] if len(shape) == nd + 2 else 1
+            u = make_tensor((n, shape[-nd - 1], nd), dtype, 0, 1, seed=i + 50)
+            yield SampleInput(_distinct(shape, dtype, i, requires_grad), (k,), {**kw, "_random_samples": u},
+                              name=f"case{i}")
+    return sample_inputs
+
+
+for _nd in (2, 3):
+    _add(f"nn.functional.fractional_max_pool{_nd}d", getattr(F, f"fractional_max_pool{_nd}d"), _frac_ref(_nd),
+         FLOATING, _frac_samples(_nd), aten=(f"fractional_max_pool{_nd}d",), error_inputs=_errors(
+             lambda _nd=_nd: _err(ValueError, "requires specifying either an output_size or an output_ratio",
+                                  _t((1, 2) + (5,) * _nd), 2),
+             lambda _nd=_nd: _err(RuntimeError, "Expect _random_samples.size\\(1\\) equals to input channel size",
+                                  _t((1, 2) + (5,) * _nd), 2, output_size=2,
+                                  _random_samples=_t((1, 3, _nd)))))

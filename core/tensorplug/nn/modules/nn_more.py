@@ -9,7 +9,7 @@ from .module import Module
 from .utils import _single, _pair
 
 __all__ = ["ChannelShuffle", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d",
-           "ConvTranspose3d"]
+           "ConvTranspose3d", "FractionalMaxPool2d", "FractionalMaxPool3d"]
 
 
 class ChannelShuffle(Module):
@@ -102,3 +102,40 @@ class ConvTranspose3d(_ConvTransposeNd):
 
     _ntuple = staticmethod(_triple)
     _conv = staticmethod(F.conv_transpose3d)
+
+
+class _FractionalMaxPoolNd(Module):
+    _nd = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                 _random_samples=None):
+        super().__init__()
+        nt = _pair if self._nd == 2 else _triple
+        self.kernel_size = nt(kernel_size)
+        self.return_indices = return_indices
+        self._random_samples = _random_samples
+        self.output_size = nt(output_size) if output_size is not None else None
+        self.output_ratio = nt(output_ratio) if output_ratio is not None else None
+        name = type(self).__name__
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        fn = F.fractional_max_pool2d if self._nd == 2 else F.fractional_max_pool3d
+        return fn(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                  _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling of (N, C, H, W) or (C, H, W) to ``output_size`` or ``output_ratio`` of the input
+    size, kh x kw windows at pseudo-random starts."""
+    _nd = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling of (N, C, T, H, W) or (C, T, H, W), windows at pseudo-random starts."""
+    _nd = 3
