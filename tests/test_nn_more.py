@@ -159,3 +159,20 @@ def test_fractional_max_pool_windows():
         F.fractional_max_pool2d(x, 3, output_size=3)
     with pytest.raises(ValueError, match="output_ratio must be between 0 and 1"):
         tp.nn.FractionalMaxPool3d(2, output_ratio=1.5)
+
+
+def test_stft_frames_and_istft_inverts_it():
+    x = tp.tensor(np.sin(np.arange(64) * 0.3))
+    w = tp.tensor(np.hanning(16))
+    spec = tp.stft(x, 16, hop_length=4, window=w, return_complex=True)
+    assert spec.shape == (9, 17) and spec.dtype is tp.complex128
+    # frame 1 of the centred signal is x_padded[4:20] times the window
+    xp = np.pad(np.sin(np.arange(64) * 0.3), 8, mode="reflect")
+    np.testing.assert_allclose(spec.numpy()[:, 1], np.fft.rfft(xp[4:20] * np.hanning(16)), atol=1e-12)
+    back = tp.istft(spec, 16, hop_length=4, window=w, length=64)
+    np.testing.assert_allclose(back.numpy(), x.numpy(), atol=1e-10)
+    assert x.stft(16, window=w, return_complex=False).shape == (9, 17, 2)
+    with pytest.raises(RuntimeError, match="stft requires the return_complex parameter"):
+        tp.stft(x, 16, window=w)
+    with pytest.raises(RuntimeError, match="istft requires a complex-valued input tensor"):
+        tp.istft(tp.ones(9, 5), 16)

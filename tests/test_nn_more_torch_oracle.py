@@ -113,3 +113,21 @@ def test_linear_cross_entropy(kw):
     both(lambda x, w, b: F.linear_cross_entropy(x, w, tp.tensor(t), linear_bias=b, **kw),
          lambda x, w, b: TF.linear_cross_entropy(x, w, torch.tensor(t), linear_bias=b, **kw),
          [(4, 3), (3, 3), (3,)])
+
+
+@pytest.mark.parametrize("kw", [{"n_fft": 10}, {"n_fft": 16, "hop_length": 4, "center": False},
+                                {"n_fft": 12, "win_length": 8, "normalized": True, "onesided": False}])
+def test_stft_and_istft(kw):
+    a = np.random.default_rng(3).standard_normal((2, 60))
+    w = np.hanning(kw.get("win_length", kw["n_fft"])) + 0.1
+    ours = tp.stft(tp.tensor(a), window=tp.tensor(w), return_complex=True, **kw)
+    theirs = torch.stft(torch.tensor(a), window=torch.tensor(w), return_complex=True, **kw)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), atol=1e-10)
+    ikw = {k: v for k, v in kw.items()}
+    got = tp.istft(ours, window=tp.tensor(w), length=60 if kw.get("center", True) else None, **ikw)
+    want = torch.istft(theirs, window=torch.tensor(w), length=60 if kw.get("center", True) else None, **ikw)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-10)
+    x, tx = pair((50,), 4)
+    both(lambda x: tp.view_as_real(x.stft(8, window=tp.ones(8, dtype=tp.float64), return_complex=True)),
+         lambda x: torch.view_as_real(x.stft(8, window=torch.ones(8, dtype=torch.float64), return_complex=True)),
+         [(50,)])

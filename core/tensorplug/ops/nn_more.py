@@ -15,7 +15,7 @@ import math
 from .. import dtypes as _dt
 from ..tensor import Tensor
 from ._common import document as _document
-from ._lib import defop, public
+from ._lib import attach, defop, public
 from .comparison import where_fn as _where
 from .factories import arange, empty, tensor, zeros
 from .joining import cat
@@ -28,7 +28,7 @@ from .reductions import var_mean_fn as _var_mean
 __all__ = ["channel_shuffle", "max_unpool2d", "max_unpool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
            "conv_transpose3d", "native_batch_norm", "native_group_norm", "native_dropout_backward",
            "max_pool2d_with_indices_backward", "grid_sampler_3d", "fractional_max_pool2d",
-           "fractional_max_pool3d"]
+           "fractional_max_pool3d", "stft", "istft"]
 
 
 # -- channel_shuffle ------------------------------------------------------------------------------------------
@@ -568,3 +568,197 @@ fractional_max_pool3d = _document(
           "-> (Tensor, Tensor)", check=_check_fractional(3), composite=_fractional(3)),
     "Fractional max pooling of (N, C, T, H, W) or (C, T, H, W) with windows at PyTorch's pseudo-random starts "
     "drawn from ``random_samples`` (N, C, 3) (time, height, width); the maxima and their flat positions.")
+
+
+# -- stft / istft -------------------------------------------------------------------------------------------------
+def _stft_lengths(n_fft, hop_length, win_length):
+    return (n_fft // 4 if hop_length is None else hop_length), (n_fft if win_length is None else win_length)
+
+
+def _padded_window(window, win_length, n_fft, like):
+    """``window`` (or ones) of ``win_length`` centred in ``n_fft`` points with zeros, as PyTorch pads it."""
+    if window is None:
+        d = like._dtype.to_real() if like._dtype.is_complex else like._dtype
+        window = ones_like_real(like, win_length, d)
+    if win_length < n_fft:
+        left = (n_fft - win_length) // 2
+        window = constant_pad(window, (left, n_fft - win_length - left), 0)
+    return window
+
+
+def ones_like_real(like, n, dtype):
+    from .factories import ones
+    return ones((n,), dtype=dtype, device=like._device)
+
+
+def _check_stft(self, n_fft, hop_length=None, win_length=None, window=None, normalized=False, onesided=None,
+                return_complex=None, align_to_window=None):
+    complex_in = self._dtype.is_complex or (window is not None and window._dtype.is_complex)
+    if return_complex is None and not complex_in:
+        raise RuntimeError("stft requires the return_complex parameter be given for real inputs, and will further "
+                           "require that return_complex=True in a future PyTorch release.")
+    hop, win = _stft_lengths(n_fft, hop_length, win_length)
+    if self.dim() not in (1, 2):
+        raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {self.dim()}D")
+    if not (self._dtype.is_floating_point or self._dtype.is_complex):
+        raise RuntimeError("stft: expected a tensor of floating point or complex values")
+    n = self._shape[-1]
+    if n_fft <= 0 or n_fft > n:
+        raise RuntimeError(f"stft: expected 0 < n_fft < {n}, but got n_fft={n_fft}")
+    if hop <= 0:
+        raise RuntimeError(f"stft: expected hop_length > 0, but got hop_length={hop}")
+    if win <= 0 or win > n_fft:
+        raise RuntimeError(f"stft: expected 0 < win_length <= n_fft, but got win_length={win}")
+    if window is not None and (window.dim() != 1 or window._shape[0] != win):
+        raise RuntimeError(f"stft: expected a 1D window tensor of size equal to win_length={win}, but got window "
+                           f"with size {_sizes(window._shape)}")
+    if onesided and complex_in:
+        raise RuntimeError("Cannot have onesided output if window or input is complex")
+    if align_to_window:
+        raise NotImplementedError("stft(align_to_window=True) is not supported")
+
+
+def _stft(self, n_fft, hop_length=None, win_length=None, window=None, normalized=False, onesided=None,
+          return_complex=None, align_to_window=None):
+    from .complex_ops import view_as_real
+    from .fft_ops import _fft_c2c, _fft_r2c
+    hop, win = _stft_lengths(n_fft, hop_length, win_length)
+    x = self if self.dim() == 2 else self.unsqueeze(0)
+    frames = x.unfold(-1, n_fft, hop)  # (B, n_frames, n_fft)
+    if window is not None:
+        frames = frames * _padded_window(window, win, n_fft, self)
+    norm = 1 if normalized else 0
+    if frames._dtype.is_complex:
+        out = _fft_c2c(frames, [2], norm, True)
+    else:
+        out = _fft_r2c(frames, [2], norm, True if onesided is None else onesided)
+    out = out.transpose(1, 2)
+    if self.dim() == 1:
+        out = out.squeeze(0)
+    complex_in = self._dtype.is_complex or (window is not None and window._dtype.is_complex)
+    if return_complex is None:
+        return_complex = complex_in
+    return out if return_complex else view_as_real(out)
+
+
+stft = _document(
+    defop("stft(Tensor self, int n_fft, int? hop_length=None, int? win_length=None, Tensor? window=None, "
+          "bool normalized=False, bool? onesided=None, bool? return_complex=None, bool? align_to_window=None) "
+          "-> Tensor", check=_check_stft, composite=_stft),
+    "The short-time Fourier transform of (L) or (B, L) (no centring: ``tensorplug.stft`` pads first): "
+    "frames of ``n_fft`` every ``hop_length``, times the window, transformed; (B?, n_freq, n_frames).")
+
+
+def _istft_parts(self, n_fft, hop_length, win_length, onesided):
+    hop, win = _stft_lengths(n_fft, hop_length, win_length)
+    fft_size = self._shape[-2] if self.dim() >= 2 else 0
+    return hop, win, (fft_size != n_fft) if onesided is None else onesided
+
+
+def _check_istft(self, n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False,
+                 onesided=None, length=None, return_complex=False):
+    if not self._dtype.is_complex:
+        raise RuntimeError("istft requires a complex-valued input tensor matching the output from stft with "
+                           "return_complex=True.")
+    if self.numel() == 0:
+        raise RuntimeError("istft input tensor cannot be empty")
+    if self.dim() not in (2, 3):
+        raise RuntimeError(f"istft: expected a tensor with 2 or 3 dimensions of complex, but got {self.dim()}")
+    hop, win, one = _istft_parts(self, n_fft, hop_length, win_length, onesided)
+    fft_size = self._shape[-2]
+    if one and n_fft // 2 + 1 != fft_size:
+        raise RuntimeError(f"istft: expected the frequency dimension (3rd to the last) of the input tensor to match "
+                           f"n_fft / 2 + 1 when onesided=True, but got {fft_size}")
+    if not one and n_fft != fft_size:
+        raise RuntimeError(f"istft: expected the frequency dimension (3rd to the last) of the input tensor to match "
+                           f"n_fft when onesided=False, but got {fft_size}")
+    if not 0 < hop <= win:
+        raise RuntimeError("istft: expected 0 < hop_length <= win_length")
+    if not 0 < win <= n_fft:
+        raise RuntimeError("istft: expected 0 < win_length <= n_fft")
+    if window is not None and (window.dim() != 1 or window._shape[0] != win):
+        raise RuntimeError("istft: Invalid window shape. window has to be 1D and length of `win_length`")
+    if return_complex and one:
+        raise RuntimeError("Cannot have onesided output if window or input is complex")
+    if not return_complex and window is not None and window._dtype.is_complex:
+        raise RuntimeError("Complex windows are incompatible with return_complex=False")
+
+
+def _overlap_add(frames, n_fft, hop, total):
+    """Frames (B, n_frames, n_fft) summed at their offsets ``i * hop`` into (B, total) (col2im)."""
+    from .complex_ops import complex as _complex
+    from .nn_conv_extra import col2im
+    if frames._dtype.is_complex:
+        return _complex(_overlap_add(frames.real, n_fft, hop, total), _overlap_add(frames.imag, n_fft, hop, total))
+    out = col2im(frames.transpose(1, 2), (1, total), (1, n_fft), (1, 1), (0, 0), (1, hop))
+    return out.reshape(frames._shape[0], total)
+
+
+def _istft(self, n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False, onesided=None,
+           length=None, return_complex=False):
+    from .fft_ops import _fft_c2c, _fft_c2r
+    hop, win, one = _istft_parts(self, n_fft, hop_length, win_length, onesided)
+    x = self if self.dim() == 3 else self.unsqueeze(0)
+    n_frames = x._shape[-1]
+    total = n_fft + hop * (n_frames - 1)
+    w = _padded_window(window, win, n_fft, self)
+    x = x.transpose(1, 2)  # (B, n_frames, fft_size)
+    norm = 1 if normalized else 2
+    if return_complex:
+        y = _fft_c2c(x, [2], norm, False)
+    else:
+        if not one:
+            x = x.narrow(-1, 0, n_fft // 2 + 1)
+        y = _fft_c2r(x, [2], norm, n_fft)
+    y = _overlap_add(y * w, n_fft, hop, total)
+    env = _overlap_add((w * w).expand(1, n_frames, n_fft), n_fft, hop, total)
+    start = n_fft // 2 if center else 0
+    end = start + length if length is not None else (total - n_fft // 2 if center else total)
+    stop = min(end, total)
+    y, env = y.narrow(1, start, max(stop - start, 0)), env.narrow(1, start, max(stop - start, 0))
+    if env.numel() and bool((env.abs().min() < 1e-11).item()):
+        raise RuntimeError("istft: window overlap add min: 1")
+    y = y / env
+    if end > total:
+        import warnings
+        warnings.warn("The length of signal is shorter than the length parameter. Result is being padded with zeros "
+                      "in the tail. Please check your center and hop_length settings.", stacklevel=3)
+        y = constant_pad(y, (0, end - total), 0)
+    return y if self.dim() == 3 else y.squeeze(0)
+
+
+istft = public("istft", _document(
+    defop("istft(Tensor self, int n_fft, int? hop_length=None, int? win_length=None, Tensor? window=None, "
+          "bool center=True, bool normalized=False, bool? onesided=None, int? length=None, "
+          "bool return_complex=False) -> Tensor", check=_check_istft, composite=_istft),
+    "The inverse short-time Fourier transform of a complex (B?, n_freq, n_frames) spectrum: inverse transforms "
+    "of the frames, times the window, overlap-added and divided by the window's squared overlap-add."))
+
+
+def stft_fn(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
+            normalized=False, onesided=None, return_complex=None, align_to_window=None):
+    """The short-time Fourier transform of ``input`` (L) or (B, L): (B?, n_fft // 2 + 1 (or n_fft), n_frames)
+    complex (``return_complex=True``, required for real inputs) or its ``view_as_real``. With ``center`` the
+    signal is first padded by ``n_fft // 2`` on both sides (``pad_mode``), as in PyTorch."""
+    import warnings
+    if window is None:
+        warnings.warn("A window was not provided. A rectangular window will be applied,which is known to cause "
+                      "spectral leakage. Other windows such as torch.hann_window or torch.hamming_window are "
+                      "recommended to reduce spectral leakage.To suppress this warning and use a rectangular "
+                      "window, explicitly set `window=torch.ones(n_fft, device=<device>)`.", stacklevel=2)
+    if return_complex is False:
+        warnings.warn("stft with return_complex=False is deprecated. In a future pytorch release, stft will return "
+                      "complex tensors for all inputs, and return_complex=False will raise an error.", stacklevel=2)
+    if center:
+        from ..nn import functional as _F
+        dim = input.dim()
+        pad = n_fft // 2
+        shape = (1,) * (3 - dim) + tuple(input._shape) if dim <= 3 else tuple(input._shape)
+        padded = _F.pad(input.view(shape), [pad, pad], pad_mode)
+        input = padded.view(padded._shape[-dim:])
+    return stft(input, n_fft, hop_length, win_length, window, normalized, onesided, return_complex, align_to_window)
+
+
+public("stft", stft_fn)
+attach("stft", stft_fn)
+attach("istft", istft)

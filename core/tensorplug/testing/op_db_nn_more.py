@@ -570,3 +570,104 @@ for _nd in (2, 3):
              lambda _nd=_nd: _err(RuntimeError, "Expect _random_samples.size\\(1\\) equals to input channel size",
                                   _t((1, 2) + (5,) * _nd), 2, output_size=2,
                                   _random_samples=_t((1, 3, _nd)))))
+
+
+# -- stft / istft -----------------------------------------------------------------------------------------------------
+def _win(window, win, n_fft, dtype):
+    w = np.ones(win) if window is None else np.asarray(window, np.complex128 if np.iscomplexobj(window) else
+                                                            np.float64)
+    left = (n_fft - win) // 2
+    return np.pad(w, (left, n_fft - win - left))
+
+
+def _stft_ref(x, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
+              normalized=False, onesided=None, return_complex=None):
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    v = np.asarray(x, np.complex128 if np.iscomplexobj(x) else np.float64)
+    v = v if v.ndim == 2 else v[None]
+    if center:
+        v = np.pad(v, ((0, 0), (n_fft // 2, n_fft // 2)), mode="reflect")
+    n_frames = 1 + (v.shape[-1] - n_fft) // hop
+    frames = np.stack([v[:, i * hop:i * hop + n_fft] for i in range(n_frames)], 1) * _win(window, win, n_fft, None)
+    cplx = np.iscomplexobj(frames)
+    spec = np.fft.fft(frames, axis=-1)
+    if not cplx and (onesided is None or onesided):
+        spec = spec[..., :n_fft // 2 + 1]
+    if normalized:
+        spec = spec / np.sqrt(n_fft)
+    spec = spec.transpose(0, 2, 1)
+    spec = spec if np.ndim(x) == 2 else spec[0]
+    cd = np.complex64 if np.asarray(x).dtype in (np.float32, np.complex64) else np.complex128
+    spec = spec.astype(cd)
+    if return_complex is None:
+        return_complex = cplx
+    return spec if return_complex else np.stack([spec.real, spec.imag], -1)
+
+
+def _stft_samples(device, dtype, requires_grad):
+    def mk(shape, seed, low=-1, high=1):
+        return make_tensor(shape, dtype, low, high, seed=seed, requires_grad=requires_grad)
+    yield SampleInput(mk((40,), 0), (10,), {"return_complex": True}, name="centred")
+    yield SampleInput(mk((2, 30), 1), (8,), {"hop_length": 3, "center": False, "return_complex": False},
+                      name="real_view")
+    yield SampleInput(mk((24,), 2), (8,), {"window": mk((6,), 3, 0.5, 2), "win_length": 6, "normalized": True,
+                                           "onesided": False, "return_complex": True}, name="window_twosided")
+
+
+_add("stft", tp.stft, _stft_ref, (tp.float32, tp.float64), _stft_samples, aten=("stft",), error_inputs=_errors(
+    lambda: _err(RuntimeError, "stft requires the return_complex parameter be given for real inputs", _t((20,)), 8),
+    lambda: _err(RuntimeError, "expected 0 < n_fft < 20, but got n_fft=30", _t((20,)), 30, center=False,
+                 return_complex=True),
+    lambda: _err(RuntimeError, "expected hop_length > 0, but got hop_length=0", _t((20,)), 8, 0,
+                 return_complex=True)))
+
+
+def _istft_ref(z, n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False,
+               onesided=None, length=None, return_complex=False):
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    v = z if z.ndim == 3 else z[None]
+    one = (v.shape[-2] != n_fft) if onesided is None else onesided
+    frames = v.transpose(0, 2, 1).astype(np.complex128)
+    if return_complex:
+        y = np.fft.ifft(frames, axis=-1)
+    else:
+        y = np.fft.irfft(frames[..., :n_fft // 2 + 1] if not one else frames, n=n_fft, axis=-1)
+    if normalized:
+        y = y * np.sqrt(n_fft)
+    w = _win(window, win, n_fft, None)
+    n_frames = v.shape[-1]
+    total = n_fft + hop * (n_frames - 1)
+    out = np.zeros((v.shape[0], total), y.dtype)
+    env = np.zeros(total)
+    for i in range(n_frames):
+        out[:, i * hop:i * hop + n_fft] += y[:, i] * w
+        env[i * hop:i * hop + n_fft] += np.abs(w) ** 2 if not np.iscomplexobj(w) else w ** 2
+    start = n_fft // 2 if center else 0
+    end = start + length if length is not None else (total - n_fft // 2 if center else total)
+    out = out[:, start:min(end, total)] / env[start:min(end, total)]
+    if end > total:
+        out = np.pad(out, ((0, 0), (0, end - total)))
+    out = out if z.ndim == 3 else out[0]
+    real = np.float32 if z.dtype == np.complex64 else np.float64
+    return out.astype(np.complex64 if real is np.float32 else np.complex128) if return_complex else out.astype(real)
+
+
+def _istft_samples(device, dtype, requires_grad):
+    from .op_db_fft import ctensor
+
+    def mk(shape, seed):
+        return ctensor(shape, dtype, seed=seed, low=-1, high=1, requires_grad=requires_grad)
+    yield SampleInput(mk((6, 4), 0), (10,), name="onesided")
+    yield SampleInput(mk((2, 10, 6), 1), (10,), {"center": False, "onesided": False, "return_complex": True},
+                      name="twosided_complex")
+    yield SampleInput(mk((9, 5), 2), (16,), {"hop_length": 4, "window": make_tensor((12,), tp.float32, 0.5, 2,
+                                                                                      seed=3),
+                                             "win_length": 12, "length": 21}, name="window_length")
+
+
+_add("istft", tp.istft, _istft_ref, (tp.complex64, tp.complex128), _istft_samples, aten=("istft",),
+     xfails={"vmap": "the window overlap-add check reads its minimum on the host (.item()), as PyTorch does"},
+     error_inputs=_errors(
+         lambda: _err(RuntimeError, "istft requires a complex-valued input tensor", _t((6, 4, 2)), 10)))
