@@ -131,3 +131,11 @@ def test_stft_and_istft(kw):
     both(lambda x: tp.view_as_real(x.stft(8, window=tp.ones(8, dtype=tp.float64), return_complex=True)),
          lambda x: torch.view_as_real(x.stft(8, window=torch.ones(8, dtype=torch.float64), return_complex=True)),
          [(50,)])
+
+
+def test_grid_sample_of_5d_inputs():
+    a = np.random.default_rng(8).uniform(-1.2, 1.2, (2, 2, 3, 2, 3))
+    x, tx = pair((2, 3, 4, 3, 5), 9)
+    for mode in ("bilinear", "nearest"):
+        close(F.grid_sample(x, tp.tensor(a), mode=mode, align_corners=False),
+              TF.grid_sample(tx, torch.tensor(a), mode=mode, align_corners=False))

@@ -925,8 +925,8 @@ _GRID_PADDING = {"zeros": 0, "border": 1, "reflection": 2}
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Sample (N, C, H, W) at the normalized (x, y) locations of ``grid`` (N, Ho, Wo, 2), -1 and 1 being the
     edges (``align_corners=False``) or the centres (True) of the corner pixels. ``mode`` "bilinear" or
-    "nearest" ("bicubic" and 5-D inputs are not supported); ``padding_mode`` "zeros", "border" or
-    "reflection"."""
+    "nearest" ("bicubic" is not supported); ``padding_mode`` "zeros", "border" or "reflection". 5-D inputs
+    (N, C, D, H, W) take a grid (N, Do, Ho, Wo, 3) of (x, y, z) and sample trilinearly."""
     if mode not in _GRID_MODES:
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
                          f"got: '{mode}'")
@@ -936,8 +936,9 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if align_corners is None:
         warnings.warn(_ALIGN_WARNING, stacklevel=2)
         align_corners = False
-    if input.dim() == 5 and grid.dim() == 5:
-        raise NotImplementedError("grid_sample of 5-D (volumetric) inputs is not supported")
+    if input.dim() == 5:  # volumetric: trilinear or nearest (tensorplug/ops/nn_more.py)
+        from ..ops import nn_more as _more
+        return _more.grid_sampler_3d(input, grid, _GRID_MODES[mode], _GRID_PADDING[padding_mode], align_corners)
     return _conv_ops.grid_sampler_2d(input, grid, _GRID_MODES[mode], _GRID_PADDING[padding_mode], align_corners)
 
 
