@@ -127,7 +127,6 @@ def test_stft_and_istft(kw):
     got = tp.istft(ours, window=tp.tensor(w), length=60 if kw.get("center", True) else None, **ikw)
     want = torch.istft(theirs, window=torch.tensor(w), length=60 if kw.get("center", True) else None, **ikw)
     np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-10)
-    x, tx = pair((50,), 4)
     both(lambda x: tp.view_as_real(x.stft(8, window=tp.ones(8, dtype=tp.float64), return_complex=True)),
          lambda x: torch.view_as_real(x.stft(8, window=torch.ones(8, dtype=torch.float64), return_complex=True)),
          [(50,)])

@@ -5,7 +5,13 @@
 
 from __future__ import annotations
 
+import math
+import warnings
+
+import tensorplug as _tp
+
 from .. import dtypes as _dt
+from . import functional as _F
 from ..ops import nn_more as _more
 
 __all__ = ["channel_shuffle", "native_channel_shuffle", "max_unpool1d", "max_unpool2d", "max_unpool3d",
@@ -122,10 +128,6 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
     loss). ``ignore_index=None`` means -100 for class indices; it may not be given with class probabilities.
     ``options`` (PyTorch's chunking configuration) is accepted and computes the same values (the logits are
     not chunked here)."""
-    import math
-    import warnings
-
-    from . import functional as _F
     if input.dim() < 1 or input.dim() > 2:
         raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
     if linear_weight.dim() < 2:
@@ -169,7 +171,6 @@ __all__ += ["fractional_max_pool2d", "fractional_max_pool3d"]
 
 
 def _fractional(nd, input, kernel_size, output_size, output_ratio, return_indices, _random_samples):
-    import tensorplug as _tp
     name = f"fractional_max_pool{nd}d"
     if output_size is None and output_ratio is None:
         raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")

@@ -12,15 +12,21 @@ from __future__ import annotations
 
 import math
 
+import warnings
+
 from .. import dtypes as _dt
+from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from ._common import document as _document
 from ._lib import attach, defop, public
 from .comparison import where_fn as _where
-from .factories import arange, empty, tensor, zeros
+from .complex_ops import complex as _complex, view_as_real
+from .factories import arange, empty, ones, tensor, zeros
+from .fft_ops import _fft_c2c, _fft_c2r, _fft_r2c
 from .joining import cat
-from .nn_conv_extra import _check_conv_transpose, _dilate, _f32, _source_coord, _sizes, conv3d
-from .nn_ops import _tup, constant_pad
+from .nn_conv_extra import (_check_conv_transpose, _dilate, _f32, _source_coord, _sizes, col2im, conv3d,
+                            grid_sampler_2d)
+from .nn_ops import _tup, constant_pad, native_layer_norm
 from .pointwise import not_implemented
 from .promotion import _pt_name
 from .reductions import var_mean_fn as _var_mean
@@ -282,7 +288,6 @@ def _native_batch_norm(input, weight, bias, running_mean, running_var, training,
         invstd = (var + eps).rsqrt()
         if running_mean is not None:
             n = input.numel() // c
-            from ..autograd.grad_mode import no_grad
             with no_grad():
                 running_mean.mul_(1 - momentum).add_(mean.detach().to(running_mean._dtype) * momentum)
                 unbiased = var.detach() * (n / (n - 1)) if n > 1 else var.detach() * math.inf
@@ -453,11 +458,9 @@ grid_sampler_3d = public("grid_sampler_3d", _document(
     "``input`` (N, C, D, H, W) sampled at ``grid`` (N, Do, Ho, Wo, 3) of normalized (x, y, z) in [-1, 1]: mode 0 "
     "trilinear, 1 nearest; padding 0 zeros, 1 border, 2 reflection (``nn.functional.grid_sample`` of 5-D inputs)."))
 
-# grid_sampler_2d is defined with the rest of grid_sample in nn_conv_extra; PyTorch also has it as torch.*
-from .nn_conv_extra import grid_sampler_2d as _gs2d  # noqa: E402
-public("grid_sampler_2d", _gs2d)
-from .nn_ops import native_layer_norm as _nln  # noqa: E402
-public("native_layer_norm", _nln)
+# defined with grid_sample (nn_conv_extra) and layer_norm (nn_ops); PyTorch also has them as torch.*
+public("grid_sampler_2d", grid_sampler_2d)
+public("native_layer_norm", native_layer_norm)
 
 
 # -- fractional max pooling ---------------------------------------------------------------------------------------
@@ -467,11 +470,13 @@ _FRAC_DIM = {2: ("height", "width"), 3: ("time", "height", "width")}
 def _check_fractional(nd):
     name = f"fractional_max_pool{nd}d"
 
+    ints = "Ints" if nd == 2 else "three Ints"
+
     def check(self, kernel_size, output_size, random_samples):
         if len(kernel_size) != nd:
-            raise RuntimeError(f"{name}: kernel_size must either be a single Int or tuple of {'Ints' if nd == 2 else 'three Ints'}")
+            raise RuntimeError(f"{name}: kernel_size must either be a single Int or tuple of {ints}")
         if len(output_size) != nd:
-            raise RuntimeError(f"{name}: output_size must either be a single Int or tuple of {'Ints' if nd == 2 else 'three Ints'}")
+            raise RuntimeError(f"{name}: output_size must either be a single Int or tuple of {ints}")
         shape = self._shape
         if self.dim() not in (nd + 1, nd + 2):
             raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {_sizes(shape)}")
@@ -579,16 +584,11 @@ def _padded_window(window, win_length, n_fft, like):
     """``window`` (or ones) of ``win_length`` centred in ``n_fft`` points with zeros, as PyTorch pads it."""
     if window is None:
         d = like._dtype.to_real() if like._dtype.is_complex else like._dtype
-        window = ones_like_real(like, win_length, d)
+        window = ones((win_length,), dtype=d, device=like._device)
     if win_length < n_fft:
         left = (n_fft - win_length) // 2
         window = constant_pad(window, (left, n_fft - win_length - left), 0)
     return window
-
-
-def ones_like_real(like, n, dtype):
-    from .factories import ones
-    return ones((n,), dtype=dtype, device=like._device)
 
 
 def _check_stft(self, n_fft, hop_length=None, win_length=None, window=None, normalized=False, onesided=None,
@@ -620,8 +620,6 @@ def _check_stft(self, n_fft, hop_length=None, win_length=None, window=None, norm
 
 def _stft(self, n_fft, hop_length=None, win_length=None, window=None, normalized=False, onesided=None,
           return_complex=None, align_to_window=None):
-    from .complex_ops import view_as_real
-    from .fft_ops import _fft_c2c, _fft_r2c
     hop, win = _stft_lengths(n_fft, hop_length, win_length)
     x = self if self.dim() == 2 else self.unsqueeze(0)
     frames = x.unfold(-1, n_fft, hop)  # (B, n_frames, n_fft)
@@ -686,8 +684,6 @@ def _check_istft(self, n_fft, hop_length=None, win_length=None, window=None, cen
 
 def _overlap_add(frames, n_fft, hop, total):
     """Frames (B, n_frames, n_fft) summed at their offsets ``i * hop`` into (B, total) (col2im)."""
-    from .complex_ops import complex as _complex
-    from .nn_conv_extra import col2im
     if frames._dtype.is_complex:
         return _complex(_overlap_add(frames.real, n_fft, hop, total), _overlap_add(frames.imag, n_fft, hop, total))
     out = col2im(frames.transpose(1, 2), (1, total), (1, n_fft), (1, 1), (0, 0), (1, hop))
@@ -696,7 +692,6 @@ def _overlap_add(frames, n_fft, hop, total):
 
 def _istft(self, n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False, onesided=None,
            length=None, return_complex=False):
-    from .fft_ops import _fft_c2c, _fft_c2r
     hop, win, one = _istft_parts(self, n_fft, hop_length, win_length, onesided)
     x = self if self.dim() == 3 else self.unsqueeze(0)
     n_frames = x._shape[-1]
@@ -720,7 +715,6 @@ def _istft(self, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         raise RuntimeError("istft: window overlap add min: 1")
     y = y / env
     if end > total:
-        import warnings
         warnings.warn("The length of signal is shorter than the length parameter. Result is being padded with zeros "
                       "in the tail. Please check your center and hop_length settings.", stacklevel=3)
         y = constant_pad(y, (0, end - total), 0)
@@ -740,7 +734,6 @@ def stft_fn(input, n_fft, hop_length=None, win_length=None, window=None, center=
     """The short-time Fourier transform of ``input`` (L) or (B, L): (B?, n_fft // 2 + 1 (or n_fft), n_frames)
     complex (``return_complex=True``, required for real inputs) or its ``view_as_real``. With ``center`` the
     signal is first padded by ``n_fft // 2`` on both sides (``pad_mode``), as in PyTorch."""
-    import warnings
     if window is None:
         warnings.warn("A window was not provided. A rectangular window will be applied,which is known to cause "
                       "spectral leakage. Other windows such as torch.hann_window or torch.hamming_window are "
@@ -750,7 +743,7 @@ def stft_fn(input, n_fft, hop_length=None, win_length=None, window=None, center=
         warnings.warn("stft with return_complex=False is deprecated. In a future pytorch release, stft will return "
                       "complex tensors for all inputs, and return_complex=False will raise an error.", stacklevel=2)
     if center:
-        from ..nn import functional as _F
+        from ..nn import functional as _F  # (tensorplug.nn is imported on first use)
         dim = input.dim()
         pad = n_fft // 2
         shape = (1,) * (3 - dim) + tuple(input._shape) if dim <= 3 else tuple(input._shape)

@@ -17,7 +17,6 @@ from .opinfo import OP_DB, OpInfo, SampleInput
 from .samples import ALL, FLOATING, make_tensor, index_tensor, small_when_grad as _small_when_grad
 from .samples import error_input as _err, errors_of as _errors
 from ..nn import functional as F
-from ..ops import nn_more as _more
 
 _TOL = {"atol": 2e-2, "rtol": 2e-2}  # reduced-precision sums round at every step, in PyTorch and here alike
 
