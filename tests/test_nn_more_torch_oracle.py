@@ -138,3 +138,13 @@ def test_grid_sample_of_5d_inputs():
     for mode in ("bilinear", "nearest"):
         close(F.grid_sample(x, tp.tensor(a), mode=mode, align_corners=False),
               TF.grid_sample(tx, torch.tensor(a), mode=mode, align_corners=False))
+
+
+@pytest.mark.parametrize("kw", [{"output_padding": 1}, {"output_padding": (0, 2, 0), "stride": 2}, {"groups": 3},
+                                {"padding": 3}, {"stride": 0}, {"output_padding": -1}])
+def test_conv_transpose3d_errors(kw):
+    with pytest.raises(Exception) as theirs:
+        TF.conv_transpose3d(torch.randn(1, 2, 3, 3, 3), torch.randn(2, 2, 2, 2, 2), **kw)
+    with pytest.raises(type(theirs.value)) as ours:
+        F.conv_transpose3d(tp.randn(1, 2, 3, 3, 3), tp.randn(2, 2, 2, 2, 2), **kw)
+    assert str(ours.value) == str(theirs.value)

@@ -253,10 +253,44 @@ def _conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padd
     return out if batched else out.squeeze(0)
 
 
+_check_ct_shared = _check_conv_transpose(3)
+
+
+def _check_conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """conv_transpose2d's checks, with PyTorch's 3-d wording for the weight's groups, the output padding and the
+    output size."""
+    if weight.dim() == 5 and 0 < groups and weight._shape[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got "
+                           f"weight of size {_sizes(weight._shape)} instead")
+    try:
+        _check_ct_shared(input, weight, bias, stride, padding, 0, groups, dilation)
+    except RuntimeError as e:
+        if not str(e).startswith("conv_transpose3d: the calculated output size"):
+            raise
+    op = _tup(output_padding, 3)
+    if len(op) != 3:
+        raise RuntimeError(f"expected output_padding to be a single integer value or a list of 3 values to match "
+                           f"the convolution dimensions, but got output_padding={list(op)}")
+    if any(v < 0 for v in op):
+        raise RuntimeError("negative output_padding is not supported")
+    s, p, d = _tup(stride, 3), _tup(padding, 3), _tup(dilation, 3)
+    if any(o >= si and o >= di for o, si, di in zip(op, s, d)):
+        raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
+                           + " ".join(f"output_padding_{a}: {v}" for a, v in zip(("depth", "height", "width"), op))
+                           + " " + " ".join(f"stride_{a}: {v}" for a, v in zip(("depth", "height", "width"), s))
+                           + " " + " ".join(f"dilation_{a}: {v}" for a, v in zip(("depth", "height", "width"), d)))
+    sizes = input._shape[-3:]
+    outs = [(n - 1) * si - 2 * pi + di * (k - 1) + oi + 1
+            for n, si, pi, di, k, oi in zip(sizes, s, p, d, weight._shape[2:], op)]
+    if any(o <= 0 for o in outs):
+        raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, sizes))}). Calculated output size "
+                           f"per channel: ({' x '.join(map(str, outs))}). Output size is too small")
+
+
 conv_transpose3d = _document(
     defop("conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, "
           "SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt groups=1, SymInt[3] dilation=1) -> Tensor",
-          check=_check_conv_transpose(3), composite=_conv_transpose3d),
+          check=_check_conv_transpose3d, composite=_conv_transpose3d),
     "3-D transposed convolution (the gradient of conv3d with respect to its input) of ``input`` "
     "(N, C_in, D, H, W) or (C_in, D, H, W) with ``weight`` (C_in, C_out / groups, kd, kh, kw).")
 

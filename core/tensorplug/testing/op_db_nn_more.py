@@ -225,7 +225,11 @@ _add("nn.functional.conv_transpose3d", F.conv_transpose3d, _conv_t3_ref, FLOATIN
          lambda: _err(RuntimeError, "non-positive stride is not supported", _t((1, 2, 3, 3, 3)),
                       _t((2, 2, 2, 2, 2)), stride=0),
          lambda: _err(RuntimeError, "Expected 4D \\(unbatched\\) or 5D \\(batched\\) input to conv_transpose3d",
-                      _t((2, 3, 3)), _t((2, 2, 2, 2, 2)))))
+                      _t((2, 3, 3)), _t((2, 2, 2, 2, 2))),
+         lambda: _err(RuntimeError, "output padding must be smaller than either stride or dilation, but got "
+                                    "output_padding_depth: 1", _t((1, 2, 3, 3, 3)), _t((2, 2, 2, 2, 2)),
+                      output_padding=1),
+         lambda: _err(RuntimeError, "Output size is too small", _t((1, 2, 3, 3, 3)), _t((2, 2, 2, 2, 2)), padding=3)))
 
 
 # -- native normalizations ------------------------------------------------------------------------------------------
