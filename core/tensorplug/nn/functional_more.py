@@ -90,6 +90,8 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
 
 
 def _adaptive3d_size(input, output_size):
+    if not isinstance(output_size, (int, list, tuple)) and output_size is not None:
+        raise TypeError(f"object of type '{type(output_size).__name__}' has no len()")
     if isinstance(output_size, (list, tuple)) and input.dim() <= len(output_size):
         raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
     out = _ntuple(output_size, 3)

@@ -89,7 +89,7 @@ def _check_unpool(nd, self, indices, output_size):
         if lo < 0 or hi >= plane:
             bad = lo if lo < 0 else hi
             raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
-                               f"{'x'.join(map(str, output_size))}")
+                               f"{'x'.join(map(str, output_size))})")
 
 
 def _unpool(nd, self, indices, output_size):
@@ -147,8 +147,9 @@ def _check_adaptive3d(name, kernel, self, output_size):
             raise RuntimeError(f"Trying to create tensor with negative dimension "
                                f"{next(o for o in output_size if o < 0)}: "
                                f"{_sizes(self._shape[:-3] + tuple(output_size))}")
+        a, b, c = output_size  # (PyTorch's message puts no space before the last)
         raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 but received "
-                           f"{{{', '.join(map(str, output_size))}}}")
+                           f"{{{a}, {b},{c}}}")
     if not self._dtype.is_floating_point:
         raise not_implemented(kernel, self._dtype)
 
@@ -298,8 +299,8 @@ conv_transpose3d = _document(
 # -- native normalizations ----------------------------------------------------------------------------------------
 def _check_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     if input.dim() < 2:
-        raise RuntimeError(f"batch_norm: expected an input of at least 2 dimensions (N, C, ...), got input of size "
-                           f"{list(input._shape)}")
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(input.dim(), 1)}, "
+                         f"{max(input.dim(), 1) - 1}], but got 1)")
     c = input._shape[1]
     for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
         if t is not None and t.numel() != c:
@@ -385,18 +386,13 @@ native_group_norm = public("native_group_norm", _document(
 
 
 # -- backward ops PyTorch has in torch.ops.aten only --------------------------------------------------------------
-def _check_dropout_backward(grad_output, mask, scale):
-    if mask._dtype is not _dt.bool:
-        raise RuntimeError(f"Mask should be Bool Scalar Type{_pt_name(mask._dtype)}")
-
-
 def _native_dropout_backward(grad_output, mask, scale):
-    return grad_output * (mask.to(grad_output._dtype) * scale)
+    return grad_output * mask * scale
 
 
 native_dropout_backward = _document(
     defop("native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor",
-          check=_check_dropout_backward, composite=_native_dropout_backward),
+          composite=_native_dropout_backward),
     "dropout's input gradient: ``grad_output * mask * scale`` (PyTorch's ``aten.native_dropout_backward``).")
 
 
@@ -444,7 +440,7 @@ def _check_grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_
             raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
                                f"sizes {_sizes(input._shape)} with dimension {i} being empty")
     if not input._dtype.is_floating_point:
-        raise not_implemented("grid_sampler_3d_cpu", input._dtype)
+        raise not_implemented("grid_sampler3d_cpu", input._dtype)
     if grid._dtype is not input._dtype:
         raise RuntimeError(f"expected scalar type {_pt_name(input._dtype)} but found {_pt_name(grid._dtype)}")
     if interpolation_mode == 2:
@@ -694,8 +690,11 @@ def _check_istft(self, n_fft, hop_length=None, win_length=None, window=None, cen
                            "return_complex=True.")
     if self.numel() == 0:
         raise RuntimeError("istft input tensor cannot be empty")
-    if self.dim() not in (2, 3):
-        raise RuntimeError(f"istft: expected a tensor with 2 or 3 dimensions of complex, but got {self.dim()}")
+    if self.dim() < 2:  # PyTorch reads the frequency dim of the real view (..., 2)
+        n = self.dim() + 1
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got -3)")
+    if self.dim() > 3:
+        raise RuntimeError(f"istft: expected a tensor with 3 or 4 dimensions, but got {self.dim() + 1}")
     hop, win, one = _istft_parts(self, n_fft, hop_length, win_length, onesided)
     fft_size = self._shape[-2]
     if one and n_fft // 2 + 1 != fft_size:

@@ -267,6 +267,7 @@ _add("native_batch_norm.output", lambda *a: tp.native_batch_norm(*a)[0], lambda 
 _add("native_batch_norm", tp.native_batch_norm, _bn_ref, FLOATING, _bn_samples, aten=("native_batch_norm",), **_TOL,
      supports_autograd=False,
      error_inputs=_errors(
+         lambda: _err(IndexError, "Dimension out of range", _t((3,)), None, None, None, None, True, 0.1, 1e-5),
          lambda: _err(RuntimeError, "running_mean should contain 3 elements not 2", _t((2, 3, 4)), None, None,
                       _t((2,)), _t((2,)), False, 0.1, 1e-5),
          lambda: _err(RuntimeError, "running_mean and running_var must be defined in evaluation mode",
@@ -343,8 +344,7 @@ def _dropout_bw_samples(device, dtype, requires_grad):
 
 
 _add("native_dropout_backward", tp.ops.tensorplug.native_dropout_backward, _dropout_bw_ref, ALL, _dropout_bw_samples,
-     aten=("native_dropout_backward",), error_inputs=_errors(
-         lambda: _err(RuntimeError, "Mask should be Bool Scalar Type", _t((3,)), _t((3,)), 2.0)))
+     aten=("native_dropout_backward",))
 
 
 def _pool_bw(g, x, indices):
