@@ -47,6 +47,7 @@ from .ops import optim_ops as _optim_ops  # noqa: F401
 from .ops import special_bessel as _special_bessel  # noqa: F401
 from .ops import special_more as _special_more  # noqa: F401
 from .ops import shape_more as _shape_more  # noqa: F401
+from .ops import nn_more as _nn_more  # noqa: F401
 from .ops.factories import (tensor, as_tensor, from_numpy, empty, zeros, ones, full, empty_like, zeros_like,
                             ones_like, full_like, arange, linspace, eye)
 from .ops.promotion import result_type, broadcast_shapes_fn as broadcast_shapes

@@ -20,7 +20,8 @@ from .. import dtypes as _dt
 from ..autograd.grad_mode import no_grad
 from ..ops.promotion import _pt_name
 from ..ops import nn_ops as _ops
-from ..ops.nn_ops import constant_pad as _constant_pad
+from ..ops.padding import pad
+from ..ops import nn_more as _nn_more
 from .modules.utils import _single, _pair
 import tensorplug as _tp
 
@@ -68,96 +69,7 @@ def bilinear(input1, input2, weight, bias=None):
     return out if bias is None else out + bias
 
 
-# -- padding ------------------------------------------------------------------------------------
-def _check_pad_output(x, pad, mode):
-    """PyTorch's errors for reflect / replicate padding whose negative pads (crops) leave nothing."""
-    nd = len(pad) // 2
-    sizes = x._shape[-nd:][::-1]  # W, H, D: the order of ``pad``
-    outs = [s + pad[2 * i] + pad[2 * i + 1] for i, s in enumerate(sizes)]
-    if all(o < 1 for o in outs) or nd == 1 and outs[0] < 1:
-        names = "WHD"[:nd][::-1]
-        got = dict(zip(names[::-1], sizes))
-        out = dict(zip(names[::-1], outs))
-        if nd == 1:
-            inside = f"W: {got['W']}"
-        elif nd == 2:
-            inside = f"H: {got['H']}, W: {got['W']}" + (" " if mode == "replicate" else "")
-        else:
-            inside = f"D: {got['D']} H: {got['H']}, W: {got['W']}"
-        raise RuntimeError(f"input ({inside}) is too small. Calculated output "
-                           + " ".join(f"{k}: {out[k]}" for k in names))
-    if any(o < 0 for o in outs):
-        shape = list(x._shape[:-nd]) + outs[::-1]
-        bad = next(o for o in shape if o < 0)
-        raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: {shape}")
-
-
-def _index_pad(x, pad, mode):
-    """reflect / replicate / circular padding as one ``index_select`` per padded dim; negative pads crop.
-
-    As PyTorch computes them, reflect and replicate pad relative to the whole input and then crop,
-    circular crops first and wraps around what is left."""
-    if mode != "circular":
-        _check_pad_output(x, pad, mode)
-    out = x
-    n = x.dim()
-    for i in range(len(pad) // 2):
-        dim = n - 1 - i
-        lo, hi = pad[2 * i], pad[2 * i + 1]
-        size = out._shape[dim]
-        if mode == "reflect":
-            if lo >= size or hi >= size:
-                raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input "
-                                   f"dimension, but got: padding ({lo}, {hi}) at dimension {dim} of input "
-                                   f"{list(x._shape)}")
-            idx = [abs(j) if j < size else 2 * (size - 1) - j for j in range(-lo, size + hi)]
-        elif mode == "replicate":
-            idx = [min(max(j, 0), size - 1) for j in range(-lo, size + hi)]
-        else:
-            if lo > size or hi > size:
-                raise RuntimeError("Padding value causes wrapping around more than once.")
-            if size + lo + hi < 0:
-                raise RuntimeError("Negative padding value is resulting in an empty dimension")
-            start = max(-lo, 0)
-            kept = size - start - max(-hi, 0)  # what the crops leave, which the pads wrap around
-            if kept <= 0 and (lo > 0 or hi > 0):
-                raise RuntimeError("Padding value causes wrapping around more than once.")
-            idx = [start + j % kept for j in range(-max(lo, 0), kept + max(hi, 0))] if kept > 0 else []
-        if lo or hi:
-            out = out.index_select(dim, _tp.tensor(idx, dtype=_tp.int64, device=out._device))
-    return out
-
-
-_PAD_SIZES = {2: (2, 3), 4: (3, 4), 6: (4, 5)}
-
-
-def pad(input, pad, mode="constant", value=None):
-    """Pad the last ``len(pad) // 2`` dims: ``pad = (left, right, top, bottom, ...)``, last dim first.
-
-    ``mode`` is "constant" (``value``, 0 by default), "reflect", "replicate" or "circular" (these pad the
-    last 1-3 dims of a batched input). Negative pads crop, in every mode, as in PyTorch.
-    """
-    pad = tuple(pad)
-    if len(pad) % 2:
-        raise RuntimeError("Padding length must be divisible by 2")
-    if len(pad) // 2 > input.dim():
-        raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but "
-                           f"got padding length {len(pad)} and input of dimension {input.dim()}")
-    if mode == "constant":
-        out = _constant_pad(input, pad, 0 if value is None else value)
-        return input.clone() if out is input else out
-    if mode not in ("reflect", "replicate", "circular"):
-        raise NotImplementedError(f"Unrecognised padding mode {mode}")
-    if value is not None and value != 0:
-        raise RuntimeError(f'Padding mode "{mode}"" doesn\'t take in value argument.')
-    if input.dim() not in _PAD_SIZES.get(len(pad), ()):
-        raise NotImplementedError(
-            f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\nSupported combinations "
-            "for non-constant padding:\n  - 2D or 3D input: padding size = 2 (pads last dimension)\n  - 3D or 4D "
-            "input: padding size = 4 (pads last 2 dimensions)\n  - 4D or 5D input: padding size = 6 (pads last "
-            "3 dimensions)")
-    out = _index_pad(input, pad, mode)
-    return input.clone() if out is input else out
+# -- padding: ops/padding.py (the ops modules use it too) ---------------------------------------------
 
 
 # -- convolution ---------------------------------------------------------------------------------
@@ -925,8 +837,8 @@ _GRID_PADDING = {"zeros": 0, "border": 1, "reflection": 2}
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Sample (N, C, H, W) at the normalized (x, y) locations of ``grid`` (N, Ho, Wo, 2), -1 and 1 being the
     edges (``align_corners=False``) or the centres (True) of the corner pixels. ``mode`` "bilinear" or
-    "nearest" ("bicubic" and 5-D inputs are not supported); ``padding_mode`` "zeros", "border" or
-    "reflection"."""
+    "nearest" ("bicubic" is not supported); ``padding_mode`` "zeros", "border" or "reflection". 5-D inputs
+    (N, C, D, H, W) take a grid (N, Do, Ho, Wo, 3) of (x, y, z) and sample trilinearly."""
     if mode not in _GRID_MODES:
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
                          f"got: '{mode}'")
@@ -936,8 +848,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if align_corners is None:
         warnings.warn(_ALIGN_WARNING, stacklevel=2)
         align_corners = False
-    if input.dim() == 5 and grid.dim() == 5:
-        raise NotImplementedError("grid_sample of 5-D (volumetric) inputs is not supported")
+    if input.dim() == 5:  # volumetric: trilinear or nearest (tensorplug/ops/nn_more.py)
+        return _nn_more.grid_sampler_3d(input, grid, _GRID_MODES[mode], _GRID_PADDING[padding_mode], align_corners)
     return _conv_ops.grid_sampler_2d(input, grid, _GRID_MODES[mode], _GRID_PADDING[padding_mode], align_corners)
 
 
@@ -960,3 +872,7 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 from .functional_misc import *  # noqa: E402,F401,F403
 from .functional_misc import __all__ as _misc_all  # noqa: E402
 __all__ += _misc_all
+# -- channel_shuffle, max_unpool, 3-d adaptive pools, conv_transpose3d (functional_more.py) ---------------------
+from .functional_more import *  # noqa: E402,F401,F403
+from .functional_more import __all__ as _more_all  # noqa: E402
+__all__ += _more_all

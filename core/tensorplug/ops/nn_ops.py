@@ -557,7 +557,10 @@ batch_norm = _document(defop("batch_norm(Tensor input, Tensor? weight, Tensor? b
 def _check_layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
     ns = tuple(normalized_shape)
     k = len(ns)
-    if k == 0 or input.dim() < k or input._shape[input.dim() - k:] != ns:
+    if k == 0:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           "element, but got normalized_shape = []")
+    if input.dim() < k or input._shape[input.dim() - k:] != ns:
         raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
                            f"[*, {', '.join(map(str, ns))}], but got input of size{list(input._shape)}")
     for name, t in (("weight", weight), ("bias", bias)):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 
+from ..dispatch.argcheck import bump_version
 from .. import dtypes as _dt
 from .._warn import warn_user
 from ..tensor import Tensor, _wrap_dim
@@ -178,6 +179,8 @@ def inner(input, other):
     if input._shape[-1] != other._shape[-1]:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
                            f"{_shape_str(input._shape)} and {_shape_str(other._shape)}")
+    if len(input._shape) == 1 and len(other._shape) == 1:
+        return _P["dot"](input, other)  # as PyTorch, whose autocast leaves a vector product (dot) in float32
     return _P["tensordot"](input, other, ([len(input._shape) - 1], [len(other._shape) - 1]))
 
 
@@ -357,6 +360,7 @@ def _put_(self, index, source, accumulate=False):
         raise IndexError("put_(): Tried to put elements into an empty tensor")
     _check_flat_bounds(index, n)
     if not index.numel():
+        bump_version(self)  # an in-place op writes self even with nothing to put, as in PyTorch
         return self
     idx = reshape(_wrapped(index, n), (-1,))
     values = reshape(source, (-1,))

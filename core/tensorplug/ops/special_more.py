@@ -147,7 +147,7 @@ isposinf = defop("isposinf(Tensor self) -> Tensor", check=_check_no_complex("isp
                  tags=POINTWISE)
 isneginf = defop("isneginf(Tensor self) -> Tensor", check=_check_no_complex("isneginf"), composite=_isneginf,
                  tags=POINTWISE)
-isreal = defop("isreal(Tensor self) -> Tensor", composite=_isreal, tags=POINTWISE)
+isreal = defop("isreal(Tensor self) -> Tensor", composite=_isreal)  # untagged in PyTorch
 
 
 # -- heaviside --------------------------------------------------------------------------------------------------
@@ -223,7 +223,8 @@ def _ldexp_(self, other):
 
 ldexp = defop("ldexp.Tensor(Tensor self, Tensor other) -> Tensor", check=check_binary, composite=_ldexp,
               tags=POINTWISE)
-ldexp_ = defop("ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)", check=_check_ldexp_, composite=_ldexp_)
+ldexp_ = defop("ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)", check=_check_ldexp_, composite=_ldexp_,
+               tags=POINTWISE)
 
 
 def _float_binary_check(name, base):
@@ -291,7 +292,7 @@ for _name, _kernel in (("bitwise_left_shift", "lshift_cpu"), ("bitwise_right_shi
     _ti = defop(f"{_name}_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
                 check=_integral_check(_kernel, check_inplace_binary), tags=POINTWISE)
     _si = defop(f"{_name}_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-                composite=_shift_scalar_(_ti, _kernel))
+                composite=_shift_scalar_(_ti, _kernel), tags=POINTWISE)
     _SHIFTS[_name] = (_t, _s, _ss, _ti, _si)
 
 
@@ -360,7 +361,8 @@ def _mvlgamma_(self, p):
     return self.copy_(special_multigammaln(self, p))
 
 
-mvlgamma_ = defop("mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)", check=_check_mvlgamma_, composite=_mvlgamma_)
+mvlgamma_ = defop("mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)", check=_check_mvlgamma_, composite=_mvlgamma_,
+                  tags=POINTWISE)
 
 
 # -- trapezoid, cumulative_trapezoid ----------------------------------------------------------------------------

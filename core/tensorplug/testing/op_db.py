@@ -34,6 +34,7 @@ discontinuities, and pass float64 gradcheck (tests/test_op_db.py).
 from __future__ import annotations
 
 import math
+import importlib as _importlib
 import sys as _sys
 
 import numpy as np
@@ -3336,16 +3337,27 @@ def _fill_expanded(input, expanded=False, value_tensor=False):
 _add("fill_.expanded", _fill_expanded, lambda a, expanded=False: np.full_like(a, 2), ALL, _expanded_samples(True),
      supports_autograd=False, aten=("fill_.Scalar",),
      error_inputs=_errors(lambda: _err(RuntimeError, _INTERNAL, _t((3, 4)), expanded=True, value_tensor=True)))
+def _entries_of(name):
+    """Import the op database module ``name``, which appends its entries to OP_DB. One imported before
+    this module (a test importing it first), whose entries the emptying of OP_DB above dropped, runs again."""
+    full = f"{__package__}.{name}"
+    if full in _sys.modules:
+        _importlib.reload(_sys.modules[full])
+    else:
+        _importlib.import_module(full)
+
+
 from .op_db_linalg import ALIASES as _LINALG_ALIASES; ALIASES.update(_LINALG_ALIASES)  # noqa: E402,E702
-from . import op_db_nn_conv  # noqa: E402,F401  (the convolution family: conv3d, transposed, fold, interpolate)
+_entries_of("op_db_nn_conv")  # (the convolution family: conv3d, transposed, fold, interpolate)
 
 from . import op_db_math as _op_db_math  # noqa: E402  (math, special functions and statistics)
 _op_db_math.register(_sys.modules[__name__])
-from . import op_db_fft  # noqa: E402,F401  complex numbers and tensorplug.fft
-from . import op_db_nn_misc  # noqa: E402,F401  (the nn misc entries)
-from . import op_db_linalg_factor  # noqa: E402,F401  (LU, Householder, eig, LDL, linalg composites)
+_entries_of("op_db_fft")  # complex numbers and tensorplug.fft
+_entries_of("op_db_nn_misc")  # (the nn misc entries)
+_entries_of("op_db_linalg_factor")  # (LU, Householder, eig, LDL, linalg composites)
 from .op_db_tensorops import ENTRIES as _TENSOROPS  # noqa: E402  (shape, indexing and set-like ops)
 OP_DB.extend(_TENSOROPS)
-from . import op_db_special_bessel  # noqa: E402,F401  (random fills, Bessel, Airy, incomplete gamma)
-from . import op_db_special_more  # noqa: E402,F401  (polynomials, small pointwise ops, windows, histograms)
-from . import op_db_shape_more  # noqa: E402,F401  (tensor and shape ops of ops/shape_more.py, T/H/mT/mH)
+_entries_of("op_db_special_bessel")  # (random fills, Bessel, Airy, incomplete gamma)
+_entries_of("op_db_special_more")  # (polynomials, small pointwise ops, windows, histograms)
+_entries_of("op_db_shape_more")  # (tensor and shape ops of ops/shape_more.py, T/H/mT/mH)
+_entries_of("op_db_nn_more")  # (channel_shuffle, max_unpool, 3-d adaptive pools, native norms)

@@ -436,7 +436,8 @@ def move_sample(sample, device, *, requires_grad=False, layout="same"):
     ``layout``: ``"same"`` keeps shape, strides and offset; ``"contiguous"``
     makes fresh contiguous tensors; ``"noncontiguous"`` uses
     :func:`noncontiguous_copy`. A tensor used twice stays one tensor.
-    ``requires_grad`` makes the floating point copies leaves that require grad.
+    ``requires_grad`` makes the floating point copies leaves that require grad; ``None`` keeps each
+    tensor's own flag (an error input about gradients needs its tensors to require grad).
     """
     memo = {}
 
@@ -449,7 +450,8 @@ def move_sample(sample, device, *, requires_grad=False, layout="same"):
                 m = noncontiguous_copy(t, device)
             else:
                 m = relayout(t, device)
-            if requires_grad and (m.dtype.is_floating_point or m.dtype.is_complex):
+            wanted = t.requires_grad if requires_grad is None else requires_grad
+            if wanted and (m.dtype.is_floating_point or m.dtype.is_complex):
                 m.requires_grad_(True)
             memo[id(t)] = m
         return m
@@ -673,7 +675,7 @@ def check_gradcheck(device_type, opinfo, dtype):
             break
         if not _finite(s) or not 0 < _float_numel(s) <= GRADCHECK_MAX_NUMEL:
             continue
-        moved = move_sample(s, dev, requires_grad=True)
+        moved = move_sample(s, dev, requires_grad=_grad_flags(s))
         inputs = tuple(_float_leaves(moved))
         outs = _float64_outputs(call(opinfo, moved))
         if not outs or sum(o.numel() for o in outs) > GRADCHECK_MAX_NUMEL:
@@ -703,8 +705,14 @@ def _grad_vs_cpu_applies(device_type, opinfo, dtype):
 GRAD_SAMPLES = 3
 
 
+def _grad_flags(sample):
+    """``move_sample``'s ``requires_grad`` for a gradient sample: the sample's own flags where it sets any
+    (an op differentiable in some arguments only, igamma's second), else every floating point tensor."""
+    return None if any(t.requires_grad for t in sample_tensors(sample)) else True
+
+
 def _grads(opinfo, sample, device, weights):
-    moved = move_sample(sample, device, requires_grad=True)
+    moved = move_sample(sample, device, requires_grad=_grad_flags(sample))
     inputs = _float_leaves(moved)
     outs = _grad_outputs(call(opinfo, moved))
     if not outs or not inputs:
@@ -931,7 +939,7 @@ def _assert_cpu_raises_alike(device_type, opinfo, sample, err, label, fn=None):
     """On a non-CPU backend, ``err`` has the type and message (device names aside) the CPU raises."""
     if _is_cpu(device_type):
         return
-    ref = _raised(opinfo, move_sample(sample, _CPU), fn)
+    ref = _raised(opinfo, move_sample(sample, _CPU, requires_grad=None), fn)
     msg = str(err).replace(backend_of(device_type).key_name, "CPU").replace(device_type, "cpu")
     if ref is None or type(ref) is not type(err) or str(ref) != msg:
         raise AssertionError(f"{label}: raised {describe_error(err)}; the CPU raises "
@@ -946,7 +954,7 @@ def check_error_inputs(device_type, opinfo, dtype):
     n = 0
     for n, ei in enumerate(opinfo.error_inputs("cpu"), 1):
         label = _label(opinfo, ei.sample, n - 1, dev, None)
-        got = _raised(opinfo, move_sample(ei.sample, dev))
+        got = _raised(opinfo, move_sample(ei.sample, dev, requires_grad=None))
         if got is None:
             raise AssertionError(f"{label}: did not raise {ei.error_type.__name__}")
         if not isinstance(got, ei.error_type) or not re.search(ei.error_regex, str(got)):

@@ -98,7 +98,35 @@ ADAPTERS = {
     "T": lambda x: x.T, "H": lambda x: x.H, "mT": lambda x: x.mT, "mH": lambda x: x.mH,
     # PyTorch's OpInfo calls the operator torch.ops.aten.slice.Tensor: tensorplug's is tensorplug::slice.Tensor
     "slice": lambda x, *a, **kw: tp.ops.tensorplug.slice.Tensor(x, *a, **kw),
+    # PyTorch has these in torch.ops.aten only (its OpInfo calls the aten op): tensorplug.ops.tensorplug's
+    "native_dropout_backward": lambda *a, **kw: tp.ops.tensorplug.native_dropout_backward(*a, **kw),
+    "max_pool2d_with_indices_backward": lambda *a, **kw: _max_pool2d_backward(*a, **kw),
+    # PyTorch's OpInfo runs these under torch.manual_seed(42): the same window samples, drawn by torch's RNG
+    "nn.functional.fractional_max_pool2d": lambda x, *a, **kw: _fractional_seeded(2, x, *a, **kw),
+    "nn.functional.fractional_max_pool3d": lambda x, *a, **kw: _fractional_seeded(3, x, *a, **kw),
 }
+
+
+def _fractional_seeded(nd, input, *args, _random_samples=None, **kwargs):
+    """fractional_max_pool{nd}d with the ``_random_samples`` PyTorch's seeded lambda draws (torch.rand after
+    manual_seed(42)) when the sample gives none."""
+    if _random_samples is None:
+        torch = _torch()
+        with torch.random.fork_rng():
+            torch.manual_seed(42)
+            n = 1 if input.dim() == nd + 1 else input.shape[0]
+            _random_samples = to_tp(torch.rand(n, input.shape[-nd - 1], nd, dtype=getattr(torch, input.dtype.name)),
+                                    False)
+    fn = getattr(tp.nn.functional, f"fractional_max_pool{nd}d")
+    return fn(input, *args, _random_samples=_random_samples, **kwargs)
+
+
+def _max_pool2d_backward(input, kernel_size=(), stride=(), padding=(0,), dilation=(1,), ceil_mode=False, **kw):
+    """PyTorch's OpInfo lambda: max_pool2d with indices, then its backward of a ones gradient."""
+    out, indices = tp.nn.functional.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+    stride = kernel_size if stride is None else stride
+    return tp.ops.tensorplug.max_pool2d_with_indices_backward(tp.ones_like(out), input, kernel_size, stride, padding,
+                                                              dilation, ceil_mode, indices)
 
 
 class Unsupported(Exception):

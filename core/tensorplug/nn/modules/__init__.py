@@ -35,6 +35,8 @@ from .sparse_extra import EmbeddingBag
 from .container_extra import ParameterList, ParameterDict
 from .transformer import (Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,
                           TransformerDecoderLayer)
+from .nn_more import (ChannelShuffle, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, AdaptiveAvgPool3d, AdaptiveMaxPool3d,
+                      ConvTranspose3d, FractionalMaxPool2d, FractionalMaxPool3d)
 
 __all__ = [
     "Module", "Sequential", "ModuleList", "ModuleDict", "Identity", "Linear", "Bilinear", "Conv1d", "Conv2d",
@@ -58,3 +60,5 @@ __all__ += ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell
             "HingeEmbeddingLoss", "CTCLoss", "RMSNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm",
             "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "CosineSimilarity",
             "PairwiseDistance", "EmbeddingBag", "ParameterList", "ParameterDict"]
+__all__ += ["ChannelShuffle", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d",
+            "ConvTranspose3d", "FractionalMaxPool2d", "FractionalMaxPool3d"]
