@@ -128,15 +128,6 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                            divisor_override)
 
 
-def _adaptive_matrix(n_in, n_out, like):
-    """(n_out, n_in) averaging matrix: row i averages [floor(i*n_in/n_out), ceil((i+1)*n_in/n_out))."""
-    rows = []
-    for i in range(n_out):
-        start, end = (i * n_in) // n_out, -((-(i + 1) * n_in) // n_out)
-        rows.append([1.0 / (end - start) if start <= j < end else 0.0 for j in range(n_in)])
-    return _tp.tensor(rows, dtype=like._dtype, device=like._device)
-
-
 def _output_size_fits(input, output_size):
     """PyTorch's Python wrappers of the 2-d and 3-d adaptive pools: a list of sizes needs more input dims."""
     if isinstance(output_size, (list, tuple)) and input.dim() <= len(output_size):
@@ -172,20 +163,7 @@ def _adaptive_avg_pool(nd, input, output_size):
     if any(o < 0 for o in out):
         raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 but received "
                            f"{list(out)}")
-    x = input
-    for i, (n, o) in enumerate(zip(sizes, out)):
-        dim = x.dim() - nd + i
-        if n == o:
-            continue
-        if o == 0:
-            x = x.narrow(dim, 0, 0)
-        elif n % o == 0:
-            # equal windows: a reshape and a mean
-            x = x.unflatten(dim, (o, n // o)).mean(dim + 1)
-        else:
-            m = _adaptive_matrix(n, o, x)
-            x = x.movedim(dim, -1).matmul(m.t()).movedim(-1, dim)
-    return x if x is not input else input.clone()
+    return _nn_more.adaptive_mean(input, out)
 
 
 def adaptive_avg_pool1d(input, output_size):

@@ -21,6 +21,7 @@ import math
 
 from .. import dtypes as _dt
 from ..autograd.formulas import derivative
+from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.helpers import sum_to
 from ..tensor import Tensor
 from ._common import document as _document
@@ -155,6 +156,22 @@ def where_fn(condition, input, other):
     if other.__class__ is Tensor or isinstance(other, Tensor):
         return where_scalar_self(condition, input, other)
     return where_scalar(condition, input, other)
+
+
+def with_zero_grad(out, *sources):
+    """``out``, made also a differentiable result of each of ``sources`` that requires grad (in grad mode),
+    with a zero gradient: PyTorch's results that are constant in an input yet differentiable in it (the sign
+    of slogdet, ``fill``, ``normal``'s samples). ``where(False, source, out)`` is ``out``, values and all
+    (NaN or -0.0), and passes no gradient on; a source of another shape goes in as its sum."""
+    if not is_grad_enabled():
+        return out
+    for src in sources:
+        if isinstance(src, Tensor) and src.requires_grad:
+            x = src if src._shape == out._shape else src.sum()
+            if x._dtype is not out._dtype:
+                x = _to_copy(x, dtype=out._dtype)
+            out = where(zeros((), dtype=_dt.bool, device=out._device), x, out)
+    return out
 
 
 def where_method(self, condition, other):

@@ -17,7 +17,7 @@ from .._warn import warn_user
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, _wrap_dim
 from ._lib import attach, public
-from .comparison import where_fn as _where
+from .comparison import where_fn as _where, with_zero_grad
 from .factories import eye as _eye, zeros as _zeros
 from .joining import stack
 from .linalg import matmul, vector_norm, norm as _vector_norm_legacy
@@ -107,15 +107,8 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
 def slogdet(A):
     """``(sign, logabsdet)`` of each square matrix: ``det = sign * exp(logabsdet)``."""
     sign, logabs = _slogdet(A)
-    if _needs_grad(A):
-        # PyTorch marks the sign a differentiable result (whose gradient is zero)
-        sign = _where(_never(A), A.sum((-2, -1)), sign)
-    return slogdet_result(sign, logabs)
-
-
-def _never(A):
-    """A 0-dim False: ``where(_never(A), x, y)`` is ``y`` with a zero gradient reaching ``x``."""
-    return _zeros((), dtype=_dt.bool, device=A._device)
+    # PyTorch marks the sign a differentiable result (whose gradient is zero)
+    return slogdet_result(with_zero_grad(sign, A), logabs)
 
 
 # -- decompositions -----------------------------------------------------------------------------
@@ -348,7 +341,7 @@ def matrix_power(A, n):
     if n == 0:
         eye = _eye(size, dtype=A._dtype, device=A._device)
         if _needs_grad(A):  # a differentiable result in PyTorch (zero gradient)
-            return _where(_never(A), A, eye)
+            return with_zero_grad(eye.expand(A._shape), A)
         return eye.expand(A._shape).clone()
     if n < 0:
         A = inv(A)

@@ -21,7 +21,7 @@ from ..autograd.formulas import derivative
 from ..autograd.grad_mode import is_grad_enabled
 from ._common import document as _document
 from ._lib import defop
-from .comparison import where_fn as _where
+from .comparison import where_fn as _where, with_zero_grad
 from .factories import arange, ones, tensor, zeros, zeros_like
 from .joining import stack
 from .nn_ops import _check_conv, _conv_pads, _min_of, _patches, _pool_out, _tup, constant_pad, conv2d
@@ -720,26 +720,36 @@ affine_grid_generator = _document(
     "of ``size`` (N, C, *spatial); ``nn.functional.affine_grid``.")
 
 
-def _check_grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
-    if input._shape[:1] != grid._shape[:1] or input.dim() == 0:
-        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with sizes "
-                           f"{_sizes(input._shape)} and grid with sizes {_sizes(grid._shape)}")
-    if grid._shape[-1] != 2:
-        raise RuntimeError(f"grid_sampler(): expected grid to have size 2 in last dimension, but got grid with sizes "
-                           f"{_sizes(grid._shape)}")
-    if input.dim() != 4 or grid.dim() != 4:
-        raise RuntimeError(f"grid_sampler(): expected 4D input and grid with same number of dimensions, but got input "
-                           f"with sizes {_sizes(input._shape)} and grid with sizes {_sizes(grid._shape)}")
-    for i in (2, 3):
-        if input._shape[i] == 0:
-            raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
-                               f"sizes {_sizes(input._shape)} with dimension {i} being empty")
-    if not input._dtype.is_floating_point:
-        raise not_implemented("grid_sampler_2d_cpu_kernel_impl", input._dtype)
-    if grid._dtype is not input._dtype:
-        raise RuntimeError(f"expected scalar type {_pt(input._dtype)} but found {_pt(grid._dtype)}")
-    if interpolation_mode == 2:
-        raise NotImplementedError("grid_sample(mode='bicubic') is not supported: use 'bilinear' or 'nearest'")
+def grid_sampler_check(nd, kernel, bicubic_error):
+    """The argument checks of grid_sampler_2d (``nd`` 2) and grid_sampler_3d (``nd`` 3), in PyTorch's order
+    and words: ``kernel`` names the CPU kernel in the dtype error, ``bicubic_error()`` is raised for mode 2."""
+    def check(input, grid, interpolation_mode, padding_mode, align_corners):
+        if input._shape[:1] != grid._shape[:1] or input.dim() == 0:
+            raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input "
+                               f"with sizes {_sizes(input._shape)} and grid with sizes {_sizes(grid._shape)}")
+        if grid._shape[-1] != nd:
+            raise RuntimeError(f"grid_sampler(): expected grid to have size {nd} in last dimension, but got grid "
+                               f"with sizes {_sizes(grid._shape)}")
+        if input.dim() != nd + 2 or grid.dim() != nd + 2:
+            raise RuntimeError(f"grid_sampler(): expected {nd + 2}D input and grid with same number of dimensions, "
+                               f"but got input with sizes {_sizes(input._shape)} and grid with sizes "
+                               f"{_sizes(grid._shape)}")
+        for i in range(2, nd + 2):
+            if input._shape[i] == 0:
+                raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but input "
+                                   f"has sizes {_sizes(input._shape)} with dimension {i} being empty")
+        if not input._dtype.is_floating_point:
+            raise not_implemented(kernel, input._dtype)
+        if grid._dtype is not input._dtype:
+            raise RuntimeError(f"expected scalar type {_pt(input._dtype)} but found {_pt(grid._dtype)}")
+        if interpolation_mode == 2:
+            raise bicubic_error()
+    return check
+
+
+_check_grid_sampler = grid_sampler_check(
+    2, "grid_sampler_2d_cpu_kernel_impl",
+    lambda: NotImplementedError("grid_sample(mode='bicubic') is not supported: use 'bilinear' or 'nearest'"))
 
 
 def _pt(d):
@@ -783,9 +793,7 @@ def _grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corner
 
     if interpolation_mode == 1:  # nearest: half to even, as nearbyint
         out = pick(ix.detach().round(), iy.detach().round())
-        if grid._requires_grad:  # as PyTorch: the grid gets a zero gradient (never NaN, whatever its values)
-            never = zeros((1, 1), dtype=_dt.bool, device=grid._device)
-            out = out + _where(never, ix + iy, 0.0).unsqueeze(1)
+        out = with_zero_grad(out, grid)  # as PyTorch: the grid gets a zero gradient (never NaN, whatever its values)
     else:
         x0, y0 = ix.detach().floor(), iy.detach().floor()
         wx1, wy1 = ix - x0, iy - y0

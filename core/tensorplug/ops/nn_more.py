@@ -19,13 +19,13 @@ from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from ._common import document as _document
 from ._lib import POINTWISE, attach, defop, public
-from .comparison import where_fn as _where
+from .comparison import where_fn as _where, with_zero_grad
 from .complex_ops import complex as _complex, view_as_real
 from .factories import arange, empty, ones, tensor, zeros
 from .fft_ops import _fft_c2c, _fft_c2r, _fft_r2c
 from .joining import cat
 from .nn_conv_extra import (_check_conv_transpose, _dilate, _f32, _source_coord, _sizes, col2im, conv3d,
-                            grid_sampler_2d)
+                            grid_sampler_2d, grid_sampler_check)
 from .nn_ops import _tup, constant_pad, native_layer_norm
 from .padding import pad as _pad
 from .pointwise import not_implemented
@@ -159,10 +159,22 @@ def _span(i, n, o):
     return i * n // o, -(-(i + 1) * n // o)
 
 
-def _adaptive_avg3d(self, output_size):
-    x = self
+def _adaptive_matrix(n, o, like):
+    """(o, n) averaging matrix: row i averages PyTorch's window [floor(i*n/o), ceil((i+1)*n/o))."""
+    rows = []
+    for r in range(o):
+        s, e = _span(r, n, o)
+        rows.append([1.0 / (e - s) if s <= j < e else 0.0 for j in range(n)])
+    return tensor(rows, dtype=like._dtype, device=like._device)
+
+
+def adaptive_mean(input, output_size):
+    """Mean over PyTorch's adaptive windows of the last ``len(output_size)`` dims (the adaptive average pools
+    of every dimensionality): a reshape and a mean for equal windows, else a product with the averaging matrix."""
+    nd = len(output_size)
+    x = input
     for i, o in enumerate(output_size):
-        dim = x.dim() - 3 + i
+        dim = x.dim() - nd + i
         n = x._shape[dim]
         if n == o:
             continue
@@ -171,20 +183,15 @@ def _adaptive_avg3d(self, output_size):
         elif n % o == 0:
             x = x.unflatten(dim, (o, n // o)).mean(dim + 1)
         else:
-            rows = []
-            for r in range(o):
-                s, e = _span(r, n, o)
-                rows.append([1.0 / (e - s) if s <= j < e else 0.0 for j in range(n)])
-            m = tensor(rows, dtype=x._dtype, device=x._device)
-            x = x.movedim(dim, -1).matmul(m.t()).movedim(-1, dim)
-    return x if x is not self else self.clone()
+            x = x.movedim(dim, -1).matmul(_adaptive_matrix(n, o, x).t()).movedim(-1, dim)
+    return x if x is not input else input.clone()
 
 
 adaptive_avg_pool3d = _document(
     defop("adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor",
           check=lambda self, output_size: _check_adaptive3d("adaptive_avg_pool3d", "adaptive_avg_pool3d_cpu", self,
                                                             output_size),
-          composite=_adaptive_avg3d),
+          composite=adaptive_mean),
     "Mean over PyTorch's adaptive windows [floor(i*n/o), ceil((i+1)*n/o)) of the last 3 dims of (N, C, D, H, W) "
     "or (C, D, H, W).")
 
@@ -411,10 +418,7 @@ def _max_pool2d_backward(grad_output, self, kernel_size, stride, padding, dilati
     m = grad_output._shape[-2] * grad_output._shape[-1]
     g = zeros(lead + (plane,), dtype=grad_output._dtype, device=grad_output._device)
     g = g.scatter_add(-1, indices.reshape(lead + (m,)), grad_output.reshape(lead + (m,))).reshape(self._shape)
-    if self._requires_grad:  # as PyTorch: differentiable in ``self`` with a zero gradient
-        never = zeros((1,) * self.dim(), dtype=_dt.bool, device=self._device)
-        g = g + _where(never, self, 0.0)
-    return g
+    return with_zero_grad(g, self)  # as PyTorch: differentiable in ``self`` with a zero gradient
 
 
 max_pool2d_with_indices_backward = _document(
@@ -426,26 +430,8 @@ max_pool2d_with_indices_backward = _document(
 
 
 # -- grid_sampler_3d --------------------------------------------------------------------------------------------------
-def _check_grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
-    if input._shape[:1] != grid._shape[:1] or input.dim() == 0:
-        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with sizes "
-                           f"{_sizes(input._shape)} and grid with sizes {_sizes(grid._shape)}")
-    if grid._shape[-1] != 3:
-        raise RuntimeError(f"grid_sampler(): expected grid to have size 3 in last dimension, but got grid with sizes "
-                           f"{_sizes(grid._shape)}")
-    if input.dim() != 5 or grid.dim() != 5:
-        raise RuntimeError(f"grid_sampler(): expected 5D input and grid with same number of dimensions, but got input "
-                           f"with sizes {_sizes(input._shape)} and grid with sizes {_sizes(grid._shape)}")
-    for i in (2, 3, 4):
-        if input._shape[i] == 0:
-            raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
-                               f"sizes {_sizes(input._shape)} with dimension {i} being empty")
-    if not input._dtype.is_floating_point:
-        raise not_implemented("grid_sampler3d_cpu", input._dtype)
-    if grid._dtype is not input._dtype:
-        raise RuntimeError(f"expected scalar type {_pt_name(input._dtype)} but found {_pt_name(grid._dtype)}")
-    if interpolation_mode == 2:
-        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+_check_grid_sampler_3d = grid_sampler_check(
+    3, "grid_sampler3d_cpu", lambda: RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input"))
 
 
 def _grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
@@ -465,9 +451,7 @@ def _grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corner
 
     if interpolation_mode == 1:  # nearest: half to even
         out = pick(ix.detach().round(), iy.detach().round(), iz.detach().round())
-        if grid._requires_grad:
-            never = zeros((1, 1), dtype=_dt.bool, device=grid._device)
-            out = out + _where(never, ix + iy + iz, 0.0).unsqueeze(1)
+        out = with_zero_grad(out, grid)  # as PyTorch: the grid gets a zero gradient
     else:
         x0, y0, z0 = ix.detach().floor(), iy.detach().floor(), iz.detach().floor()
         fx, fy, fz = ix - x0, iy - y0, iz - z0

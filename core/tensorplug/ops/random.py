@@ -41,8 +41,8 @@ from ._lib import SEEDED, defop, public, attach
 from .promotion import _pt_name, broadcast_shapes
 from . import factories as _f
 from . import memory as _mem
-from ..autograd.grad_mode import no_grad, is_grad_enabled
-from .comparison import where_fn
+from ..autograd.grad_mode import no_grad
+from .comparison import with_zero_grad
 
 DEFAULT_SEED = 67280421310721  # PyTorch's default seed, so fresh processes start alike
 _U64 = 1 << 64
@@ -548,13 +548,9 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     out = normal_(_like(ref, None, None), 0.0, 1.0, generator=generator)
     with no_grad():
         out.mul_(std).add_(mean)
-    if is_grad_enabled():
-        # PyTorch's samples are a differentiable result whose gradient is zero for mean and std (it defines
-        # no reparameterization gradient): where(False, x, out) passes a zero gradient on to x
-        for t in (mean, std):
-            if isinstance(t, Tensor) and t.requires_grad:
-                out = where_fn(_f.zeros((), dtype=_dt.bool, device=out._device), t, out)
-    return _f._finish(out, requires_grad)
+    # PyTorch's samples are a differentiable result whose gradient is zero for mean and std (it defines no
+    # reparameterization gradient)
+    return _f._finish(with_zero_grad(out, mean, std), requires_grad)
 
 
 for _name, _fn in {"rand": rand, "randn": randn, "randint": randint, "randperm": _randperm_fn,

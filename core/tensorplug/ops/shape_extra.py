@@ -20,11 +20,10 @@ from __future__ import annotations
 import warnings
 
 from .. import dtypes as _dt
-from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, _wrap_dim
 from ._common import document as _document, dims_arg as _dims
 from ._lib import DYNAMIC_SHAPE, defop, attach, public
-from .comparison import where_fn as _where
+from .comparison import where_fn as _where, with_zero_grad
 from .factories import arange, zeros, ones, full, empty, tensor as _tensor
 from .indexing import index_select, gather
 from .joining import cat
@@ -617,10 +616,7 @@ def fill(input, value):
     which gets the gradient)."""
     out = (fill_tensor(input, value) if isinstance(value, Tensor)
            else full(input._shape, value, dtype=input._dtype, device=input._device))
-    if input.requires_grad and is_grad_enabled():
-        # PyTorch's result is differentiable in input too, with a zero gradient: where(False, input, out) gives it
-        out = _where(zeros((), dtype=_dt.bool, device=input._device), input, out)
-    return out
+    return with_zero_grad(out, input)  # PyTorch's result is differentiable in input too, with a zero gradient
 
 
 def _new(name, make):
