@@ -4,7 +4,7 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-PLUGINS := plugins/cpu plugins/profiler plugins/vmap plugins/autocast plugins/privateuse1_example examples/minimal_backend
+PLUGINS := plugins/cpu plugins/profiler plugins/vmap plugins/autocast plugins/quantize plugins/privateuse1_example examples/minimal_backend
 STAMP  := $(VENV)/.installed-stamp
 PIP    := $(BIN)/python -m pip
 

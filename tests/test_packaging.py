@@ -17,7 +17,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DISTS = {".": "tensorplug", "plugins/cpu": "tensorplug-cpu", "plugins/profiler": "tensorplug-profiler",
          "plugins/vmap": "tensorplug-vmap", "plugins/privateuse1_example": "tensorplug-openreg",
-         "examples/minimal_backend": "tensorplug-minimal", "plugins/autocast": "tensorplug-autocast"}
+         "examples/minimal_backend": "tensorplug-minimal", "plugins/autocast": "tensorplug-autocast",
+         "plugins/quantize": "tensorplug-quantize"}
 
 
 @pytest.fixture(scope="module")

@@ -81,7 +81,8 @@ def get_default_device():
 
 
 _LAZY_SUBMODULES = ("nn", "optim", "utils",  # imported on first use: they cost import time
-                    "cuda", "amp", "accelerator", "backends", "distributed", "distributions", "testing", "linalg", "special", "fft", "signal")
+                    "cuda", "amp", "accelerator", "backends", "distributed", "distributions", "testing", "linalg", "special", "fft", "signal",
+                    "ao", "quantization")
 
 # what a user sees: the names defined above, the ops' public functions, and the lazy submodules
 __all__ = sorted({k for k in globals() if not k.startswith("_") and k != "annotations"} | set(_LAZY_SUBMODULES))

@@ -115,9 +115,36 @@ def _flag(name, doc):
 
 
 _flag("is_sparse", "Whether the tensor uses a sparse layout: always False (tensorplug tensors are strided).")
-_flag("is_quantized", "Whether the tensor is quantized: always False.")
+_flag("is_quantized", "Whether the tensor is quantized: False here; the tensorplug-quantize plugin's "
+                      "quantized tensors say True.")
 _flag("is_mkldnn", "Whether the tensor is an MKL-DNN tensor: always False.")
 _flag("is_nested", "Whether the tensor is a nested tensor: always False.")
+
+
+def _not_quantized(op):
+    def method(self, *args, **kwargs):
+        backend = self._device.type.upper() if self._device.type == "cpu" else self._device.type
+        raise NotImplementedError(f"Could not run 'tensorplug::{op}' with arguments from the '{backend}' backend: "
+                                  f"{op}() needs a quantized tensor (tensorplug.quantize_per_tensor, from the "
+                                  f"tensorplug-quantize plugin, makes one)")
+    method.__name__ = op
+    method.__doc__ = f"``{op}()`` of a quantized tensor; a plain tensor raises PyTorch's NotImplementedError."
+    return method
+
+
+for _name in ("int_repr", "q_scale", "q_zero_point", "q_per_channel_scales", "q_per_channel_zero_points",
+              "q_per_channel_axis", "qscheme"):
+    if not hasattr(Tensor, _name):
+        setattr(Tensor, _name, _not_quantized(_name))
+
+
+def _dequantize(self):
+    """The float values of a quantized tensor; a tensor that is not quantized is returned as it is."""
+    return self
+
+
+if not hasattr(Tensor, "dequantize"):
+    Tensor.dequantize = _dequantize
 Tensor.is_meta = property(lambda self: self._device.type == "meta", doc="Whether the tensor is on the meta device.")
 for _name in ("xpu", "mps"):
     if not hasattr(Tensor, f"is_{_name}"):

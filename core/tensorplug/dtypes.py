@@ -38,10 +38,13 @@ class dtype:
     ``np`` (the numpy dtype used for host exchange).
     """
 
-    __slots__ = ("name", "np", "itemsize", "category", "is_signed", "_rank", "__weakref__")
+    __slots__ = ("name", "np", "itemsize", "category", "is_signed", "_rank", "factory_error", "__weakref__")
 
-    def __init__(self, name, np_dtype, category, rank, itemsize=None):
+    def __init__(self, name, np_dtype, category, rank, itemsize=None, factory_error=None):
         self.name = name
+        # a plugin dtype whose tensors only a transform builds (quantized ones: values plus scales):
+        # factories (empty, full, zeros_like, ...) raise this message instead of making a plain tensor
+        self.factory_error = factory_error
         if np_dtype is not None:
             self.np = np.dtype(np_dtype)
             itemsize = self.np.itemsize
@@ -203,6 +206,8 @@ def promote_types(type1, type2):
     except KeyError:
         if not isinstance(type1, dtype) or not isinstance(type2, dtype):
             raise TypeError(f"promote_types(): expected two dtypes, got {type1!r} and {type2!r}") from None
+        if type1 is type2:  # a plugin's dtype (a quantized one) with itself
+            return type1
         raise TypeError(f"Promotion for {type1} and {type2} is not supported") from None
 
 

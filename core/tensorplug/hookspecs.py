@@ -74,7 +74,7 @@ def tensorplug_dtypes():
 
         @tensorplug.hookimpl
         def tensorplug_dtypes():
-            return [tensorplug.dtype("qint8", numpy.int8, category=1, rank=1)]
+            return [tensorplug.dtype("myint4", numpy.int8, category=1, rank=1)]
     """
 
 

@@ -27,6 +27,10 @@ subclass of :class:`Tensor` made with :func:`new_wrapper` may override
   the result of a ``*_like`` factory called on a wrapper, given the
   per-example result ``out``;
 
+- ``_tensorplug_save_()``: ``(kind, parts, meta)`` for :func:`tensorplug.save` (plain tensors and
+  JSON metadata; nothing is pickled), with :func:`register_tensor_kind` telling :func:`tensorplug.load`
+  how to rebuild ``kind``;
+
 and may install a draw target with :func:`set_draw_target_hook` so random
 factories called without a wrapper argument (``randn`` inside ``vmap``) draw
 into a tensor of its choice.
@@ -46,6 +50,7 @@ from .hookspecs import hookimpl
 from .tensor import Tensor, make_tensor as _make_tensor, make_view as wrap_view, _wrap_dim, _is_contiguous
 from .dtypes import all_dtypes, BOOL, INTEGRAL, FLOATING, COMPLEX
 from ._warn import warn_user
+from .serialization import register_tensor_kind
 from .ops.promotion import binary_dtype, result_type, broadcast_shapes
 from .ops.pointwise import float_dtype
 from .ops.reductions import sum_dtype, any_dtype
@@ -65,7 +70,7 @@ __all__ = [
     "wrap_dim", "is_contiguous", "index_bounds_error", "index_select_range_error", "check_index_put_shapes",
     "cat_plan", "infer_size", "squeeze_dims", "select_index", "slice_bounds", "view_strides", "view_impl",
     "unsqueeze_impl", "host_rng", "random_bounds", "initial_seed", "set_draw_target_hook", "add_node_scope",
-    "remove_node_scope", "warn_user",
+    "remove_node_scope", "warn_user", "register_tensor_kind",
     "written_arguments", "check_api_version",
 ]
 

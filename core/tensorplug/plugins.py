@@ -60,12 +60,22 @@ NAME_PROVIDERS: dict = {"vmap": "vmap", "profiler": "profiler", "openreg": "open
                             "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
                             "clear_autocast_cache", "autocast_increment_nesting", "autocast_decrement_nesting",
                             "amp.autocast", "amp.is_autocast_available", "amp.custom_fwd", "amp.custom_bwd",
-                            "amp.policy", "amp.cache_info")}}
+                            "amp.policy", "amp.cache_info")},
+                        **{n: "quantize" for n in (
+                            "qint8", "quint8", "qint32", "quint4x2", "qscheme", "per_tensor_affine",
+                            "per_channel_affine", "per_tensor_symmetric", "per_channel_symmetric",
+                            "per_channel_affine_float_qparams", "quantize_per_tensor", "quantize_per_channel",
+                            "quantize_per_tensor_dynamic", "dequantize", "int_repr",
+                            "ao.quantization.quantize_dynamic", "quantization.quantize_dynamic",
+                            "quantization.quantize_", "quantization.Int8DynamicActivationInt8Weight",
+                            "quantization.Int8WeightOnly", "quantization.Int4WeightOnly",
+                            "ao.nn.quantized.dynamic.Linear")}}
 
 # Where a user gets the plugins the core knows of by name, for error messages.
 KNOWN_PLUGINS = {
     "cpu": "tensorplug-cpu", "openreg": "tensorplug-openreg", "vmap": "tensorplug-vmap",
     "profiler": "tensorplug-profiler", "minimal": "tensorplug-minimal", "autocast": "tensorplug-autocast",
+    "quantize": "tensorplug-quantize",
 }
 _backend.BACKEND_PROVIDERS.update({"CPU": ("cpu", "tensorplug-cpu"), "openreg": ("openreg", "tensorplug-openreg"),
                              "Minimal": ("minimal", "tensorplug-minimal")})
@@ -339,7 +349,7 @@ def complete_pending():
 
 
 # core submodules that take names from plugins: a plugin's name "amp.autocast" is tensorplug.amp.autocast
-EXTENSIBLE_MODULES = ("amp",)
+EXTENSIBLE_MODULES = ("amp", "ao.quantization", "ao.nn.quantized", "ao.nn.quantized.dynamic", "quantization")
 
 
 def _check_public_name(pub):

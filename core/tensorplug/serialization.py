@@ -74,6 +74,13 @@ class _Encoder:
         if obj.__class__ is float:
             return obj if math.isfinite(obj) else {"$float": repr(obj)}
         if isinstance(obj, Tensor):
+            parts_of = getattr(type(obj), "_tensorplug_save_", None)
+            if parts_of is not None:
+                # a transform's tensor (a quantized one): plain tensor parts plus JSON metadata
+                kind, parts, meta = parts_of(obj)
+                json.dumps(meta, allow_nan=False)  # only plain values, checked before anything is written
+                return {"$custom": {"kind": kind, "meta": meta,
+                                    "parts": {k: self.encode(v, path + (k,)) for k, v in parts.items()}}}
             name = self.names.get(id(obj))
             if name is None:
                 name = self.names[id(obj)] = self.name_for(path)
@@ -424,7 +431,34 @@ def _decode(node, tensors, fail, used):
             return out
         if tag == "$float" and value in ("nan", "inf", "-inf"):
             return float(value)
+        if tag == "$custom" and value.__class__ is dict and value.get("kind").__class__ is str \
+                and value.get("parts").__class__ is dict:
+            parts = {k: _decode(v, tensors, fail, used) for k, v in value["parts"].items()}
+            return _rebuild_custom(value["kind"], parts, value.get("meta"), fail)
     fail(f"corrupt metadata: unexpected structure node {json.dumps(node)[:80]}")
+
+
+TENSOR_KINDS: dict = {}
+"""kind -> (rebuild(parts, meta), plugin name): how :func:`load` rebuilds a transform's tensors."""
+
+
+def register_tensor_kind(kind, rebuild, plugin):
+    """Let :func:`load` rebuild tensors saved as ``kind``: ``rebuild(parts, meta)`` gets the plain tensors and the
+    JSON metadata that the tensor class's ``_tensorplug_save_()`` returned. ``plugin`` names the provider."""
+    TENSOR_KINDS[kind] = (rebuild, plugin)
+
+
+def _rebuild_custom(kind, parts, meta, fail):
+    from .plugins import describe_plugin, is_enabled  # lazy: the plugin manager imports this module's users
+    entry = TENSOR_KINDS.get(kind)
+    if entry is None or not is_enabled(entry[1]):
+        owner = entry[1] if entry else {"quantized": "quantize"}.get(kind)
+        where = f"; it is provided by {describe_plugin(owner)}" if owner else ""
+        fail(f"the file holds a {kind!r} tensor, which no enabled plugin can rebuild{where}")
+    try:
+        return entry[0](parts, meta)
+    except (KeyError, TypeError, ValueError) as e:
+        fail(f"corrupt metadata: the {kind!r} tensor cannot be rebuilt ({e})")
 
 
 def _decode_key(k, fail):

@@ -8,7 +8,10 @@ from .promotion import broadcast_shapes, scalar_dtype
 from ..backend import backend_for, canonical_device
 
 
-def _check_size(size, *rest):
+def _check_size(size, *rest, **kwargs):
+    for d in rest + tuple(kwargs.values()):
+        if d.__class__ is _dt.dtype and d.factory_error:
+            raise RuntimeError(d.factory_error)
     for n in size:
         if n < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(size)}")
@@ -63,8 +66,13 @@ def _to_copy_impl(self, dtype=None, device=None, non_blocking=False):
     return _fresh(copy_(out, self))
 
 
+def _check_to_copy(self, dtype=None, device=None, non_blocking=False):
+    if dtype is not None and dtype.factory_error and dtype is not self._dtype:
+        raise RuntimeError(dtype.factory_error)
+
+
 _to_copy = defop("_to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None, "
-                 "bool non_blocking=False) -> Tensor", explicit=_to_copy_impl)
+                 "bool non_blocking=False) -> Tensor", explicit=_to_copy_impl, check=_check_to_copy)
 
 
 def _clone_impl(self, memory_format=None):

@@ -18,7 +18,7 @@ docs/conformance.md is the user's guide.
 from __future__ import annotations
 
 from .opinfo import OpInfo, SampleInput, ErrorInput, OP_DB
-from .suite import (Skip, XFail, Check, CHECKS, TRANSFORM_CHECKS, register_transform_check, load_op_db,
+from .suite import (Skip, XFail, Check, CHECKS, TRANSFORM_CHECKS, register_transform_check, load_op_db, map_tensors,
                     ConformanceConfig, conformance_config, conformance_cases, run_case, fallback_ops,
                     call, samples as op_samples, move_sample, tolerance, leaves, assert_close as check_close)
 from .comparison import assert_close
@@ -41,7 +41,7 @@ def conformance_tests(namespace, backend="cpu", *, ops=None, dtypes=None, op_db=
     namespace["test_conformance"] = make_conformance_test(backend, ops=ops, dtypes=dtypes, op_db=op_db)
 
 
-__all__ = ["OpInfo", "SampleInput", "ErrorInput", "OP_DB", "Skip", "XFail", "Check", "CHECKS", "TRANSFORM_CHECKS",
+__all__ = ["OpInfo", "SampleInput", "map_tensors", "ErrorInput", "OP_DB", "Skip", "XFail", "Check", "CHECKS", "TRANSFORM_CHECKS",
            "register_transform_check", "load_op_db", "ConformanceConfig", "conformance_config",
            "conformance_cases", "run_case", "fallback_ops", "call", "op_samples", "move_sample",
            "assert_close", "check_close", "tolerance", "leaves", "Report", "run_conformance", "conformance_tests"]

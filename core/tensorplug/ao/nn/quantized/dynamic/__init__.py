@@ -1,0 +1,13 @@
+"""``tensorplug.ao.nn.quantized.dynamic``: dynamically quantized modules (Linear).
+
+Every name here comes from the tensorplug-quantize plugin: while it is disabled or not installed,
+each raises an AttributeError that names it and says how to enable it. See docs/quantization.md.
+"""
+
+from __future__ import annotations
+
+from .....plugins import plugin_name
+
+
+def __getattr__(name):
+    return plugin_name("ao.nn.quantized.dynamic", name)

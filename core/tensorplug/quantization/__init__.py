@@ -1,0 +1,13 @@
+"""``tensorplug.quantization``: torchao-style quantize_ with its configs, the per-layer report, and the names of tensorplug.ao.quantization.
+
+Every name here comes from the tensorplug-quantize plugin: while it is disabled or not installed,
+each raises an AttributeError that names it and says how to enable it. See docs/quantization.md.
+"""
+
+from __future__ import annotations
+
+from ..plugins import plugin_name
+
+
+def __getattr__(name):
+    return plugin_name("quantization", name)
