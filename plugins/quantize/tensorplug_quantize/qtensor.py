@@ -44,6 +44,12 @@ class qscheme:
     def __reduce__(self):
         return (getattr, (tensorplug, self.name))
 
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self  # a singleton, as torch's qschemes (modules holding one deep-copy)
+
 
 per_tensor_affine = qscheme("per_tensor_affine")
 per_channel_affine = qscheme("per_channel_affine")
