@@ -69,7 +69,19 @@ NAME_PROVIDERS: dict = {"vmap": "vmap", "profiler": "profiler", "openreg": "open
                             "ao.quantization.quantize_dynamic", "quantization.quantize_dynamic",
                             "quantization.quantize_", "quantization.Int8DynamicActivationInt8Weight",
                             "quantization.Int8WeightOnly", "quantization.Int4WeightOnly",
-                            "ao.nn.quantized.dynamic.Linear")}}
+                            "ao.nn.quantized.dynamic.Linear", "fake_quantize_per_tensor_affine",
+                            "fake_quantize_per_channel_affine", "quantization.report",
+                            *(f"ao.nn.quantized.{m}" for m in (
+                                "Linear", "Conv2d", "LinearReLU", "ConvReLU2d", "Quantize", "DeQuantize")),
+                            *(f"{ns}.{m}" for ns in ("ao.quantization", "quantization") for m in (
+                                "MinMaxObserver", "MovingAverageMinMaxObserver", "PerChannelMinMaxObserver",
+                                "MovingAveragePerChannelMinMaxObserver", "default_observer",
+                                "default_weight_observer", "default_per_channel_weight_observer", "QConfig",
+                                "default_qconfig", "default_qat_qconfig", "get_default_qconfig",
+                                "get_default_qat_qconfig", "QuantStub", "DeQuantStub", "fuse_modules", "prepare",
+                                "convert", "prepare_qat", "propagate_qconfig_", "FakeQuantize",
+                                "default_fake_quant", "default_weight_fake_quant",
+                                "default_per_channel_weight_fake_quant")))}}
 
 # Where a user gets the plugins the core knows of by name, for error messages.
 KNOWN_PLUGINS = {
