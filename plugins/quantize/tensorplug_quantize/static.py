@@ -187,7 +187,7 @@ def _fuse_known_modules(mod_list):
     types = tuple(type(m) for m in mod_list)
     fuser = _FUSERS.get(types)
     if fuser is None:
-        raise NotImplementedError(f"Cannot fuse modules: {types}")
+        raise AssertionError(f"did not find fuser method for: {types} ")
     fused = fuser(*mod_list)
     out = [fused] + [nn.Identity() for _ in mod_list[1:]]
     for m in out[1:]:
