@@ -81,7 +81,8 @@ NAME_PROVIDERS: dict = {"vmap": "vmap", "profiler": "profiler", "openreg": "open
                                 "get_default_qat_qconfig", "QuantStub", "DeQuantStub", "fuse_modules", "prepare",
                                 "convert", "prepare_qat", "propagate_qconfig_", "FakeQuantize",
                                 "default_fake_quant", "default_weight_fake_quant",
-                                "default_per_channel_weight_fake_quant")))}}
+                                "default_per_channel_weight_fake_quant", "FusedMovingAvgObsFakeQuantize",
+                                "default_per_channel_qconfig")))}}
 
 # Where a user gets the plugins the core knows of by name, for error messages.
 KNOWN_PLUGINS = {

@@ -16,7 +16,8 @@ STATIC = {
     "get_default_qat_qconfig": static, "QuantStub": static, "DeQuantStub": static, "fuse_modules": static,
     "prepare": static, "convert": static, "prepare_qat": static, "propagate_qconfig_": static,
     "FakeQuantize": fake_quantize, "default_fake_quant": fake_quantize, "default_weight_fake_quant": fake_quantize,
-    "default_per_channel_weight_fake_quant": fake_quantize,
+    "default_per_channel_weight_fake_quant": fake_quantize, "FusedMovingAvgObsFakeQuantize": fake_quantize,
+    "default_per_channel_qconfig": static,
 }
 """``tensorplug.ao.quantization.NAME`` (and ``tensorplug.quantization.NAME``): static quantization and QAT."""
 QUANTIZED_MODULES = ("Linear", "Conv2d", "LinearReLU", "ConvReLU2d", "Quantize", "DeQuantize")

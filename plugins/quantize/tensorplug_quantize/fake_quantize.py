@@ -18,6 +18,7 @@ from tensorplug.autograd import Function
 
 from .observers import (MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver,
                         _classproperty_with_args)
+from .qparams import choose_qparams
 from .qtensor import (RANGE, per_channel_affine, per_channel_affine_float_qparams, per_channel_symmetric,
                       per_tensor_affine, per_tensor_symmetric, qint8, quint8)
 
@@ -196,6 +197,61 @@ class FakeQuantize(FakeQuantizeBase):
                 f"qscheme={self.qscheme}, ch_axis={self.ch_axis}, scale={self.scale}, zero_point={self.zero_point}")
 
 
+def _fused_qparams(mn, mx, qmin, qmax, symmetric):
+    """The scale and zero point PyTorch's fused observer + fake quantize kernel picks for one range
+    (its ``ChooseQuantizationParams``; ``symmetric``: its ``preserve_sparsity``)."""
+    mn, mx = np.float32(mn), np.float32(mx)
+    sparse = symmetric and mn < 0 < mx
+    if sparse:
+        sym_min = -((qmax - qmin) // 2 + 1)
+        sym_max = (qmax - qmin) // 2
+        max_scale = max(abs(float(mn) / sym_min), abs(float(mx) / sym_max))
+        mn, mx = np.float32(max_scale * sym_min), np.float32(max_scale * sym_max)
+    scale, zp = choose_qparams(float(mn), float(mx), qmin, qmax)
+    if sparse:
+        zp = int(np.clip(np.rint((qmin + qmax) / 2), qmin, qmax))
+    return scale, zp
+
+
+class FusedMovingAvgObsFakeQuantize(FakeQuantize):
+    """PyTorch's fused observer + fake quantize module (what ``get_default_qat_qconfig(backend, version=1)``,
+    the default, uses): a moving-average observer, and fake quantization with the parameters of
+    PyTorch's fused kernel, which differ from the observer's in how they round: a symmetric range
+    ``[-a, a]`` gets the scale ``a / 128`` (not ``a / 127.5``) when the negative end is the larger, and
+    the affine scale is computed in float64. ``calculate_qparams()`` (what :func:`convert` uses) is the
+    observer's, as PyTorch."""
+
+    def __init__(self, observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255, **observer_kwargs):
+        super().__init__(observer, quant_min, quant_max, **observer_kwargs)
+        self.is_symmetric_quant = self.qscheme in (per_tensor_symmetric, per_channel_symmetric)
+
+    def forward(self, X):
+        if int(self.observer_enabled[0].item()) == 1:
+            app = self.activation_post_process
+            app(X.detach())
+            mn = np.atleast_1d(np.asarray(app.min_val.tolist(), np.float32))
+            mx = np.atleast_1d(np.asarray(app.max_val.tolist(), np.float32))
+            params = [_fused_qparams(a, b, self.quant_min, self.quant_max, self.is_symmetric_quant)
+                      for a, b in zip(mn, mx)]
+            self.scale = tensorplug.tensor(np.array([p[0] for p in params], np.float32)).to(X.device)
+            self.zero_point = tensorplug.tensor(np.array([p[1] for p in params], np.int64)).to(X.device)
+        if int(self.fake_quant_enabled[0].item()) == 1:
+            if self.is_per_channel:
+                return fake_quantize_per_channel_affine(X, self.scale, self.zero_point, self.ch_axis,
+                                                        self.quant_min, self.quant_max)
+            return fake_quantize_per_tensor_affine(X, self.scale, self.zero_point, self.quant_min, self.quant_max)
+        return X
+
+
+default_fused_act_fake_quant = FusedMovingAvgObsFakeQuantize.with_args(
+    observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255, dtype=quint8)
+default_fused_wt_fake_quant = FusedMovingAvgObsFakeQuantize.with_args(
+    observer=MovingAverageMinMaxObserver, quant_min=-128, quant_max=127, dtype=qint8, qscheme=per_tensor_symmetric)
+default_fused_per_channel_wt_fake_quant = FusedMovingAvgObsFakeQuantize.with_args(
+    observer=MovingAveragePerChannelMinMaxObserver, quant_min=-128, quant_max=127, dtype=qint8,
+    qscheme=per_channel_symmetric)
+
+
 default_fake_quant = FakeQuantize.with_args(observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255,
                                             dtype=quint8, qscheme=per_tensor_affine, reduce_range=True)
 """Activations: ``quint8`` affine per tensor, moving-average range, PyTorch's reduced range [0, 127]."""
@@ -210,4 +266,5 @@ default_per_channel_weight_fake_quant = FakeQuantize.with_args(
 
 __all__ = ["fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine", "FakeQuantize",
            "FakeQuantizeBase", "default_fake_quant", "default_weight_fake_quant",
-           "default_per_channel_weight_fake_quant"]
+           "default_per_channel_weight_fake_quant", "FusedMovingAvgObsFakeQuantize", "default_fused_act_fake_quant",
+           "default_fused_wt_fake_quant", "default_fused_per_channel_wt_fake_quant"]

@@ -21,7 +21,8 @@ from tensorplug import nn
 
 from . import qat
 from .fake_quantize import FakeQuantize, FakeQuantizeBase, default_per_channel_weight_fake_quant
-from .fake_quantize import default_fake_quant, default_weight_fake_quant
+from .fake_quantize import (FusedMovingAvgObsFakeQuantize, default_fake_quant, default_fused_per_channel_wt_fake_quant,
+                            default_fused_wt_fake_quant, default_weight_fake_quant)
 from .fused import ConvReLU2d, LinearReLU, _FusedModule
 from .observers import (MinMaxObserver, MovingAverageMinMaxObserver, ObserverBase, default_observer,
                         default_per_channel_weight_observer, default_weight_observer)
@@ -79,16 +80,21 @@ def get_default_qconfig(backend="x86", version=0):
 def get_default_qat_qconfig(backend="x86", version=1):
     """The default quantization-aware training qconfig for ``backend``, as PyTorch's: moving-average
     fake quantization of activations (``quint8``, reduced range for ``x86`` / ``fbgemm``) and per-channel
-    symmetric ``qint8`` weights (per tensor for ``qnnpack``). ``version`` 1 (PyTorch's fused observer
-    and fake quantize module) computes the same as version 0 here."""
+    symmetric ``qint8`` weights (per tensor for ``qnnpack``). ``version=1`` (the default) uses
+    ``FusedMovingAvgObsFakeQuantize`` (PyTorch's fused kernel's parameters), ``version=0`` ``FakeQuantize``."""
     _check_backend(backend)
     if version not in (0, 1):
         raise AssertionError(f"Version number: {version} in get_default_qat_qconfig is not supported. Version "
                              f"number must be 0 or 1")
     reduce = backend in ("x86", "fbgemm")
-    act = FakeQuantize.with_args(observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255,
-                                 reduce_range=reduce)
-    weight = default_weight_fake_quant if backend == "qnnpack" else default_per_channel_weight_fake_quant
+    kw = {} if backend == "onednn" else {"reduce_range": reduce}
+    if version == 0:
+        act = FakeQuantize.with_args(observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255, **kw)
+        weight = default_weight_fake_quant if backend == "qnnpack" else default_per_channel_weight_fake_quant
+    else:
+        act = FusedMovingAvgObsFakeQuantize.with_args(observer=MovingAverageMinMaxObserver, quant_min=0,
+                                                      quant_max=255, **kw)
+        weight = default_fused_wt_fake_quant if backend == "qnnpack" else default_fused_per_channel_wt_fake_quant
     return QConfig(activation=act, weight=weight)
 
 

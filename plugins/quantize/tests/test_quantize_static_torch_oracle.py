@@ -121,17 +121,24 @@ def test_fake_quantize_errors_match_torch(args):
     assert " ".join(str(ours.value).split()) in " ".join(expected.split())
 
 
-def test_fake_quantize_module_equals_torch_over_steps():
-    ours, theirs = tq.default_fake_quant(), ttq.default_fake_quant()
-    # version 0: PyTorch's FakeQuantize module (its version 1, a fused kernel, divides symmetric ranges by
-    # 128 rather than 127.5)
-    ow, tw = tq.get_default_qat_qconfig("x86", 0).weight(), ttq.get_default_qat_qconfig("x86", 0).weight()
+@pytest.mark.parametrize("backend,version", [("x86", 0), ("x86", 1), ("qnnpack", 0), ("qnnpack", 1),
+                                             ("onednn", 1)])
+def test_qat_fake_quantize_modules_equal_torch_over_steps(backend, version):
+    ours = tq.get_default_qat_qconfig(backend, version).activation()
+    theirs = ttq.get_default_qat_qconfig(backend, version).activation()
+    ow, tw = tq.get_default_qat_qconfig(backend, version).weight(), ttq.get_default_qat_qconfig(backend, version).weight()
+    assert type(ours).__name__ == type(theirs).__name__ and type(ow).__name__ == type(tw).__name__
     rng = np.random.default_rng(5)
     for i in range(4):
-        a = (rng.standard_normal((16, 8)) * (1 + i)).astype(np.float32)
-        np.testing.assert_array_equal(ours(tp.tensor(a)).numpy(), theirs(torch.tensor(a)).numpy())
-        np.testing.assert_array_equal(ow(tp.tensor(a)).numpy(), tw(torch.tensor(a)).numpy())
-    assert ours.scale.tolist() == theirs.scale.tolist()
+        a = (rng.standard_normal((16, 8)) * (1 + i) + (0.5 if i == 3 else 0)).astype(np.float32)
+        with torch.no_grad():
+            np.testing.assert_array_equal(ours(tp.tensor(a)).numpy(), theirs(torch.tensor(a)).numpy())
+            np.testing.assert_array_equal(ow(tp.tensor(a)).numpy(), tw(torch.tensor(a)).numpy())
+    assert ours.scale.tolist() == theirs.scale.tolist() and ow.scale.tolist() == tw.scale.tolist()
+    assert ours.zero_point.tolist() == theirs.zero_point.tolist()
+    s, z = ow.calculate_qparams()
+    ts, tz = tw.calculate_qparams()
+    assert s.tolist() == ts.tolist() and z.tolist() == tz.tolist()
 
 
 # -- the eager static flow --------------------------------------------------------------------------
