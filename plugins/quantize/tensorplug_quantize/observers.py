@@ -42,7 +42,7 @@ class _PartialWrapper:
 
     def __repr__(self):
         args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items())
-        return f"functools.partial({getattr(self.p, '__name__', self.p)!r}, {args}){{}}"
+        return f"functools.partial({self.p!r}, {args}){{}}"
 
 
 class _classproperty_with_args:

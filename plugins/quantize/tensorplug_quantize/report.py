@@ -116,7 +116,9 @@ class QuantizationReport:
 
 def report(model_fp32, model_q, sample):
     """Run ``model_fp32`` and ``model_q`` on ``sample`` and compare, layer by layer (submodules of the
-    same name whose outputs have the same shape), and the final outputs. Works for the results of
+    same name whose outputs have the same shape), and the final outputs. A fused quantized layer
+    (``LinearReLU``, ``ConvReLU2d``) compared with an unfused float layer is compared with the ReLU of
+    its output. Works for the results of
     ``quantize_dynamic``, ``quantize_`` and ``convert``: quantized outputs are dequantized."""
     ref, ref_out = _capture(model_fp32, sample)
     got, got_out = _capture(model_q, sample)
@@ -127,6 +129,8 @@ def report(model_fp32, model_q, sample):
         r = ref[name][1]
         if r.shape != q.shape:
             continue
+        if "ReLU" in kind and "ReLU" not in ref[name][0]:
+            r = np.maximum(r, 0)  # a fused Linear/Conv + ReLU against the float model's unfused layer
         err = float(np.abs(r - q).max()) if r.size else 0.0
         rows.append(ReportRow(name, kind, tuple(r.shape), sqnr(r, q), err))
     if isinstance(ref_out, Tensor) and isinstance(got_out, Tensor):

@@ -345,3 +345,15 @@ def test_report_on_dynamic_quantization():
     rep = tp.quantization.report(model, dq, tp.randn(16, 32))
     assert rep.names() == ["0", "1", "2", "(output)"] and rep["0"].module == "DynamicQuantizedLinear"
     assert 20 < rep["(output)"].sqnr_db < math.inf
+
+
+def test_report_compares_a_fused_layer_with_the_relu_of_the_float_one():
+    tp.manual_seed(14)
+    model = convnet()
+    x = tp.randn(2, 3, 8, 8)
+    q = ptq(model, [x], fuse=[["1", "2"]])
+    rep = tp.quantization.report(model, q, x)
+    ref = tp.relu(model[1](x)).detach().numpy()
+    got = q[1](q[0](x)).dequantize().numpy()
+    assert rep["1"].module == "QuantizedConvReLU2d"
+    assert rep["1"].sqnr_db == pytest.approx(sqnr(ref, got), rel=1e-9) and rep["1"].sqnr_db > 25
