@@ -357,3 +357,29 @@ def test_report_compares_a_fused_layer_with_the_relu_of_the_float_one():
     got = q[1](q[0](x)).dequantize().numpy()
     assert rep["1"].module == "QuantizedConvReLU2d"
     assert rep["1"].sqnr_db == pytest.approx(sqnr(ref, got), rel=1e-9) and rep["1"].sqnr_db > 25
+
+
+def test_prepare_without_qconfig_warns_and_observes_nothing():
+    model = mlp()
+    with pytest.warns(UserWarning, match="None of the submodule got qconfig applied"):
+        prepared = tq.prepare(model)
+    assert not any(hasattr(m, "activation_post_process") for m in prepared.modules())
+
+
+def test_per_tensor_weights_with_the_default_qconfig():
+    tp.manual_seed(15)
+    data = [tp.randn(64, 32) for _ in range(2)]
+    model = mlp()
+    q = ptq(model, data, qconfig=tq.default_qconfig)
+    w = q[1].weight()
+    assert w.qscheme() is tp.per_tensor_affine and w.q_zero_point() == 0
+    assert (q[0].scale.item(), q[0].zero_point.item()) == tuple(
+        v.item() for v in _calibrated_input_qparams(data))
+    assert sqnr(model(data[0]).detach().numpy(), q(data[0]).numpy()) > 25
+
+
+def _calibrated_input_qparams(data):
+    obs = tq.default_observer()
+    for x in data:
+        obs(x)
+    return obs.calculate_qparams()
