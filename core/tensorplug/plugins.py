@@ -75,7 +75,8 @@ NAME_PROVIDERS: dict = {"vmap": "vmap", "profiler": "profiler", "openreg": "open
                                 "Linear", "Conv2d", "LinearReLU", "ConvReLU2d", "Quantize", "DeQuantize")),
                             *(f"{ns}.{m}" for ns in ("ao.quantization", "quantization") for m in (
                                 "MinMaxObserver", "MovingAverageMinMaxObserver", "PerChannelMinMaxObserver",
-                                "MovingAveragePerChannelMinMaxObserver", "default_observer",
+                                "MovingAveragePerChannelMinMaxObserver", "HistogramObserver",
+                                "default_histogram_observer", "default_observer",
                                 "default_weight_observer", "default_per_channel_weight_observer", "QConfig",
                                 "default_qconfig", "default_qat_qconfig", "get_default_qconfig",
                                 "get_default_qat_qconfig", "QuantStub", "DeQuantStub", "fuse_modules", "prepare",

@@ -10,7 +10,8 @@ TOP_LEVEL = ("qint8", "quint8", "qint32", "quint4x2", "qscheme", "per_tensor_aff
 AO_QUANTIZATION = ("quantize_dynamic",)
 STATIC = {
     "MinMaxObserver": observers, "MovingAverageMinMaxObserver": observers, "PerChannelMinMaxObserver": observers,
-    "MovingAveragePerChannelMinMaxObserver": observers, "default_observer": observers,
+    "MovingAveragePerChannelMinMaxObserver": observers, "HistogramObserver": observers,
+    "default_histogram_observer": observers, "default_observer": observers,
     "default_weight_observer": observers, "default_per_channel_weight_observer": observers,
     "QConfig": static, "default_qconfig": static, "default_qat_qconfig": static, "get_default_qconfig": static,
     "get_default_qat_qconfig": static, "QuantStub": static, "DeQuantStub": static, "fuse_modules": static,

@@ -4,7 +4,9 @@ turn it into a scale and a zero point (:meth:`calculate_qparams`), with PyTorch'
 - :class:`MinMaxObserver`: the running min and max, per tensor;
 - :class:`MovingAverageMinMaxObserver`: an exponential moving average of each batch's min and max;
 - :class:`PerChannelMinMaxObserver` / :class:`MovingAveragePerChannelMinMaxObserver`: the same per
-  slice along ``ch_axis`` (for weights).
+  slice along ``ch_axis`` (for weights);
+- :class:`HistogramObserver`: a histogram of the values, and the range that minimizes its L2
+  quantization error (PyTorch's default for activations).
 
 Every observer's ``forward`` returns its input unchanged. ``Observer.with_args(**kwargs)`` is a factory
 with some arguments bound (what a :class:`QConfig` holds).
@@ -301,11 +303,170 @@ class MovingAveragePerChannelMinMaxObserver(PerChannelMinMaxObserver):
                 (old_mx + (c * (mx - old_mx)).astype(np.float32)).astype(np.float32))
 
 
+def _histc(x, bins, mn, mx):
+    """``torch.histc`` of float32 ``x`` on ``[mn, mx]`` (float32 arithmetic, as PyTorch's CPU kernel)."""
+    mn, mx = float(mn), float(mx)
+    if mn == mx and x.size:
+        mn, mx = float(x.min()), float(x.max())
+    if mn == mx:
+        mn, mx = mn - 1, mx + 1
+    lo, hi = np.float32(mn), np.float32(mx)
+    v = x[(x >= lo) & (x <= hi)]
+    pos = ((v - lo) * np.float32(bins) / (hi - lo)).astype(np.float32).astype(np.int64)
+    pos[pos == bins] = bins - 1
+    return np.bincount(pos, minlength=bins).astype(np.float32)
+
+
+def _linspace(start, end, steps):
+    """``torch.linspace`` in float32 (a float32 step, each value one fused multiply-add from the nearer end)."""
+    a, b = np.float32(start), np.float32(end)
+    step = np.float64(np.float32((b - a) / np.float32(steps - 1)))
+    i = np.arange(steps)
+    lo = (np.float64(a) + step * i).astype(np.float32)
+    hi = (np.float64(b) - step * (steps - 1 - i)).astype(np.float32)
+    return np.where(i < steps // 2, lo, hi)
+
+
+class HistogramObserver(UniformQuantizationObserverBase):
+    """A histogram of the values seen (``bins`` bins over the running range, rebinned as it grows); the
+    range used is the one that minimizes the L2 quantization error of the histogram, searched as
+    ``torch.ao.quantization.HistogramObserver`` does (per tensor only)."""
+
+    def __init__(self, bins=2048, dtype=quint8, qscheme=per_tensor_affine, reduce_range=False, quant_min=None,
+                 quant_max=None, factory_kwargs=None, eps=EPS32, is_dynamic=False, **kwargs):
+        if qscheme not in (per_tensor_affine, per_tensor_symmetric):
+            raise NotImplementedError("HistogramObserver's qscheme only support torch.per_tensor_symmetric and "
+                                      "torch.per_tensor_affine.")
+        if is_dynamic:
+            raise NotImplementedError("HistogramObserver doesn't support dynamic quantization")
+        super().__init__(dtype, qscheme, reduce_range, quant_min, quant_max, eps)
+        self.bins = int(bins)
+        self.register_buffer("histogram", tensorplug.zeros(self.bins))
+        self.register_buffer("min_val", tensorplug.tensor(float("inf")))
+        self.register_buffer("max_val", tensorplug.tensor(float("-inf")))
+        self.dst_nbins = 2 ** 8 if dtype in (qint8, quint8) else 2 ** 32
+        self.upsample_rate = 16
+
+    def _upscale_histogram(self, hist, orig_min, orig_max, update_min, update_max):
+        rate, bins = self.upsample_rate, self.bins
+        h = (np.repeat(hist, rate) / np.float32(rate)).astype(np.float32)
+        bin_size = np.float32((orig_max - orig_min) / np.float32(bins * rate))
+        mids = (_linspace(orig_min, orig_max, bins * rate + 1)[:-1] + np.float32(0.5) * bin_size).astype(np.float32)
+        bounds = _linspace(update_min, update_max, bins + 1)
+        idx = np.clip(np.searchsorted(bounds, mids, side="right") - 1, 0, bins - 1)
+        out = np.zeros(bins, np.float32)
+        np.add.at(out, idx, h)  # in order, in float32, as torch.bincount with float32 weights
+        return out
+
+    def forward(self, x_orig):
+        if x_orig.numel() == 0:
+            return x_orig
+        x = self._host(x_orig).reshape(-1)
+        if np.isinf(x).any():
+            warnings.warn("torch.inf detected in input tensor, ignoring input", stacklevel=2)
+            x = x[np.abs(x) != np.inf]
+            if x.size == 0:
+                return x_orig
+        x_min, x_max = np.float32(x.min()), np.float32(x.max())
+        cur_min, cur_max = np.float32(self.min_val.item()), np.float32(self.max_val.item())
+        hist = native(self.histogram.detach().cpu()).astype(np.float32)
+        if np.isinf(cur_min) or np.isinf(cur_max):
+            new_min, new_max = x_min, x_max
+            hist = _histc(x, self.bins, x_min, x_max)
+        else:
+            new_min, new_max = min(cur_min, x_min), max(cur_max, x_max)
+            update = _histc(x, self.bins, new_min, new_max)
+            if new_min == cur_min and new_max == cur_max:
+                hist = hist + update
+            elif cur_min == cur_max:
+                hist = _histc(np.array([cur_min], np.float32), self.bins, new_min, new_max) * hist.sum(
+                    dtype=np.float32) + update
+            else:
+                hist = update + self._upscale_histogram(hist, cur_min, cur_max, new_min, new_max)
+        self.histogram = tensorplug.tensor(hist.astype(np.float32))
+        self.min_val = tensorplug.tensor(np.float32(new_min))
+        self.max_val = tensorplug.tensor(np.float32(new_max))
+        return x_orig
+
+    def _compute_quantization_error(self, hist, next_start_bin, next_end_bin):
+        f = np.float32
+        bin_width = (float(self.max_val.item()) - float(self.min_val.item())) / self.bins
+        dst_bin_width = bin_width * (next_end_bin - next_start_bin + 1) / self.dst_nbins
+        if dst_bin_width == 0.0:
+            return 0.0
+        src_bin = np.arange(self.bins)
+        begin = ((src_bin - next_start_bin).astype(f) * f(bin_width)).astype(f)
+        end = (begin + f(bin_width)).astype(f)
+        dbw = f(dst_bin_width)
+        of_begin = np.clip(np.floor_divide(begin, dbw), 0, self.dst_nbins - 1).astype(f)
+        of_begin_center = ((of_begin + f(0.5)) * dbw).astype(f)
+        of_end = np.clip(np.floor_divide(end, dbw), 0, self.dst_nbins - 1).astype(f)
+        density = (hist / f(bin_width)).astype(f)
+
+        def norm_of(db, de):
+            return density * (((de * de * de - db * db * db) / f(3)).astype(f))
+        half = f(dst_bin_width / 2)
+        norm = np.zeros(self.bins, f)
+        norm += norm_of((begin - of_begin_center).astype(f), np.full(self.bins, half, f))
+        norm += (of_end - of_begin - f(1)) * norm_of(f(-half), half)
+        of_end_center = (of_end * dbw + half).astype(f)
+        norm += norm_of(f(-half), (end - of_end_center).astype(f))
+        return float(norm.sum(dtype=f))
+
+    def _non_linear_param_search(self):
+        hist = native(self.histogram.detach().cpu()).astype(np.float32)
+        mn, mx = np.float32(self.min_val.item()), np.float32(self.max_val.item())
+        bin_width = np.float32((mx - mn) / np.float32(self.bins))
+        total = float(hist.sum(dtype=np.float32))
+        csum = np.cumsum(hist, dtype=np.float32).tolist()
+        stepsize, alpha, beta = 1e-5, 0.0, 1.0
+        start_bin, end_bin = 0, self.bins - 1
+        norm_min = float("inf")
+        while alpha < beta:
+            next_alpha, next_beta = alpha + stepsize, beta - stepsize
+            lo_t, hi_t = float(np.float32(next_alpha * total)), float(np.float32(next_beta * total))
+            left, right = start_bin, end_bin
+            while left < end_bin and csum[left] < lo_t:
+                left += 1
+            while right > start_bin and csum[right] > hi_t:
+                right -= 1
+            next_start_bin, next_end_bin = start_bin, end_bin
+            if (left - start_bin) > (end_bin - right):
+                next_start_bin = left
+                alpha = next_alpha
+            else:
+                next_end_bin = right
+                beta = next_beta
+            if next_start_bin == start_bin and next_end_bin == end_bin:
+                continue
+            norm = self._compute_quantization_error(hist, next_start_bin, next_end_bin)
+            if norm > norm_min:
+                break
+            norm_min = norm
+            start_bin, end_bin = next_start_bin, next_end_bin
+        new_min = np.float32(mn + np.float32(bin_width * np.float32(start_bin)))
+        new_max = np.float32(mn + np.float32(bin_width * np.float32(end_bin + 1)))
+        return new_min, new_max
+
+    def calculate_qparams(self):
+        """``(scale, zero_point)`` of the range that minimizes the histogram's quantization error."""
+        if np.isinf(self.min_val.item()) and np.isinf(self.max_val.item()):
+            warnings.warn("must run observer before calling calculate_qparams. Returning default scale and zero "
+                          "point ", stacklevel=2)
+            return tensorplug.tensor([1.0]), tensorplug.tensor([0])
+        new_min, new_max = self._non_linear_param_search()
+        return self._calculate_qparams(new_min, new_max)
+
+    def extra_repr(self):
+        return f"min_val={self.min_val}, max_val={self.max_val}"
+
+
 default_observer = MinMaxObserver.with_args(quant_min=0, quant_max=127)
 """The default activation observer: ``quint8`` on [0, 127] (PyTorch's reduced range)."""
 default_weight_observer = MinMaxObserver.with_args(dtype=qint8, qscheme=per_tensor_symmetric)
 default_per_channel_weight_observer = PerChannelMinMaxObserver.with_args(dtype=qint8, qscheme=per_channel_symmetric)
+default_histogram_observer = HistogramObserver.with_args(quant_min=0, quant_max=127)
 
-__all__ = ["MinMaxObserver", "MovingAverageMinMaxObserver", "PerChannelMinMaxObserver",
+__all__ = ["HistogramObserver", "MinMaxObserver", "MovingAverageMinMaxObserver", "PerChannelMinMaxObserver",
            "MovingAveragePerChannelMinMaxObserver", "default_observer", "default_weight_observer",
-           "default_per_channel_weight_observer", "calculate_qmin_qmax"]
+           "default_per_channel_weight_observer", "default_histogram_observer", "calculate_qmin_qmax"]

@@ -24,7 +24,7 @@ from .fake_quantize import FakeQuantize, FakeQuantizeBase, default_per_channel_w
 from .fake_quantize import (FusedMovingAvgObsFakeQuantize, default_fake_quant, default_fused_per_channel_wt_fake_quant,
                             default_fused_wt_fake_quant, default_weight_fake_quant)
 from .fused import ConvReLU2d, LinearReLU, _FusedModule
-from .observers import (MinMaxObserver, MovingAverageMinMaxObserver, ObserverBase, default_observer,
+from .observers import (HistogramObserver, MovingAverageMinMaxObserver, ObserverBase, default_observer,
                         default_per_channel_weight_observer, default_weight_observer)
 from .static_modules import Conv2d as QConv2d
 from .static_modules import ConvReLU2d as QConvReLU2d
@@ -61,20 +61,20 @@ def _check_backend(backend):
 
 
 def get_default_qconfig(backend="x86", version=0):
-    """The default post-training qconfig for ``backend``, as PyTorch's, except the activation observer:
-    PyTorch uses a ``HistogramObserver`` (which is not provided); here it is a ``MinMaxObserver`` with
-    the same range (reduced to [0, 127] for ``x86`` and ``fbgemm``). Weights: per-channel symmetric
-    ``qint8`` (per-tensor for ``qnnpack``)."""
+    """The default post-training qconfig for ``backend``, as PyTorch's: a ``HistogramObserver`` for
+    activations (range reduced to [0, 127] for ``x86`` and ``fbgemm``) and per-channel symmetric
+    ``qint8`` weights (per tensor for ``qnnpack``)."""
     _check_backend(backend)
     if version != 0:
         raise AssertionError(f"Version number: {version} in get_default_qconfig is not supported. Version number "
                              f"must be 0")
     if backend in ("x86", "fbgemm"):
-        return QConfig(activation=MinMaxObserver.with_args(reduce_range=True),
+        return QConfig(activation=HistogramObserver.with_args(reduce_range=True),
                        weight=default_per_channel_weight_observer)
     if backend == "qnnpack":
-        return QConfig(activation=MinMaxObserver.with_args(reduce_range=False), weight=default_weight_observer)
-    return QConfig(activation=MinMaxObserver.with_args(reduce_range=False), weight=default_per_channel_weight_observer)
+        return QConfig(activation=HistogramObserver.with_args(reduce_range=False), weight=default_weight_observer)
+    return QConfig(activation=HistogramObserver.with_args(reduce_range=False),
+                   weight=default_per_channel_weight_observer)
 
 
 def get_default_qat_qconfig(backend="x86", version=1):

@@ -264,3 +264,45 @@ def test_conv_bn_fusion_equals_torch():
     np.testing.assert_allclose(fo[0][0].weight.detach().numpy(), ft[0][0].weight.detach().numpy(), rtol=1e-6,
                                atol=1e-7)
     np.testing.assert_allclose(fo[0][0].bias.detach().numpy(), ft[0][0].bias.detach().numpy(), rtol=1e-6, atol=1e-7)
+
+
+HISTOGRAM_DATA = {
+    "normal": lambda r, i: r.standard_normal((32, 20)) * (1 + i) + 0.3,
+    "positive": lambda r, i: np.abs(r.standard_normal((64, 64))) * (i + 1),
+    "heavy_tails": lambda r, i: r.standard_normal((4, 3, 16, 16)) ** 3,
+    "constant": lambda r, i: np.full((4, 4), 2.5),
+    "shrinking": lambda r, i: r.standard_normal(5000) * (3 - i),
+}
+
+
+@pytest.mark.parametrize("data", sorted(HISTOGRAM_DATA))
+@pytest.mark.parametrize("kwargs", [{"reduce_range": True}, {"dtype": "qint8", "qscheme": "per_tensor_symmetric"},
+                                    {"bins": 256, "quant_min": 0, "quant_max": 127}])
+def test_histogram_observer_equals_torch(data, kwargs):
+    ours = tq.HistogramObserver(**_kw(kwargs, tp))
+    theirs = ttq.HistogramObserver(**_kw(kwargs, torch))
+    rng = np.random.default_rng(0)
+    for i in range(3):
+        a = HISTOGRAM_DATA[data](rng, i).astype(np.float32)
+        assert ours(tp.tensor(a)) is not None
+        theirs(torch.tensor(a))
+    np.testing.assert_array_equal(ours.histogram.numpy(), theirs.histogram.numpy())
+    assert (ours.min_val.item(), ours.max_val.item()) == (theirs.min_val.item(), theirs.max_val.item())
+    s, z = ours.calculate_qparams()
+    ts, tz = theirs.calculate_qparams()
+    assert s.tolist() == ts.tolist() and z.tolist() == tz.tolist()
+
+
+def test_default_qconfig_flow_equals_torch():
+    """get_default_qconfig("x86") on both sides: histogram activations, per-channel weights."""
+    tp.manual_seed(8)
+    ours = nn.Sequential(tq.QuantStub(), nn.Linear(24, 32), nn.ReLU(), nn.Linear(32, 8), tq.DeQuantStub())
+    theirs = torch.nn.Sequential(ttq.QuantStub(), torch.nn.Linear(24, 32), torch.nn.ReLU(), torch.nn.Linear(32, 8),
+                                 ttq.DeQuantStub())
+    rng = np.random.default_rng(9)
+    data = [rng.standard_normal((16, 24)).astype(np.float32) for _ in range(2)]
+    pair = (tq.get_default_qconfig("x86"), ttq.get_default_qconfig("x86"))
+    co, ct, (yo, yt) = _flow(ours, theirs, [["1", "2"]], data, "x86", pair)
+    assert co[0].scale.tolist() == ct[0].scale.tolist() and co[0].zero_point.tolist() == ct[0].zero_point.tolist()
+    assert co[1].scale == pytest.approx(ct[1].scale, rel=1e-4)
+    assert np.abs(yo - yt).max() <= _output_scale(co) * 1.001
