@@ -383,3 +383,16 @@ def _calibrated_input_qparams(data):
     for x in data:
         obs(x)
     return obs.calculate_qparams()
+
+
+def test_histogram_observer_narrows_a_heavy_tailed_range():
+    tp.manual_seed(16)
+    x = tp.randn(4096) ** 3
+    hist, minmax = tq.HistogramObserver(), tq.MinMaxObserver()
+    assert hist(x) is x
+    minmax(x)
+    assert hist.histogram.sum().item() == 4096 and tuple(hist.histogram.shape) == (2048,)
+    s_hist, _ = hist.calculate_qparams()
+    s_mm, _ = minmax.calculate_qparams()
+    assert s_hist.item() < 0.99 * s_mm.item()
+    assert type(tq.get_default_qconfig("x86").activation()) is tq.HistogramObserver
