@@ -14,6 +14,7 @@ with some arguments bound (what a :class:`QConfig` holds).
 
 from __future__ import annotations
 
+import bisect
 import warnings
 
 import numpy as np
@@ -425,11 +426,9 @@ class HistogramObserver(UniformQuantizationObserverBase):
         while alpha < beta:
             next_alpha, next_beta = alpha + stepsize, beta - stepsize
             lo_t, hi_t = float(np.float32(next_alpha * total)), float(np.float32(next_beta * total))
-            left, right = start_bin, end_bin
-            while left < end_bin and csum[left] < lo_t:
-                left += 1
-            while right > start_bin and csum[right] > hi_t:
-                right -= 1
+            # the cumulative sums never decrease: bisection finds where PyTorch's linear scans stop
+            left = bisect.bisect_left(csum, lo_t, start_bin, end_bin)
+            right = bisect.bisect_right(csum, hi_t, start_bin + 1, end_bin + 1) - 1
             next_start_bin, next_end_bin = start_bin, end_bin
             if (left - start_bin) > (end_bin - right):
                 next_start_bin = left
