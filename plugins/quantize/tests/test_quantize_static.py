@@ -396,3 +396,14 @@ def test_histogram_observer_narrows_a_heavy_tailed_range():
     s_mm, _ = minmax.calculate_qparams()
     assert s_hist.item() < 0.99 * s_mm.item()
     assert type(tq.get_default_qconfig("x86").activation()) is tq.HistogramObserver
+
+
+def test_report_on_quantize_():
+    import copy
+    tp.manual_seed(17)
+    model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 8))
+    q = copy.deepcopy(model)
+    tp.quantization.quantize_(q, tp.quantization.Int8WeightOnly())
+    rep = tp.quantization.report(model, q, tp.randn(16, 32))
+    assert rep["0"].module == "Int8WeightOnlyLinear" and 30 < rep["0"].sqnr_db < math.inf
+    assert rep.names() == ["0", "1", "2", "(output)"] and rep["(output)"].max_abs_err > 0
