@@ -36,7 +36,7 @@ _CPU = tensorplug.device("cpu")
 
 
 def _host(t):
-    return native(t.detach().cpu()) if t._device.type != "cpu" else native(t.detach())
+    return native(t) if t._device.type == "cpu" else native(t.detach().cpu())
 
 
 def _float_input(x, who):

@@ -97,3 +97,13 @@ def test_per_token_config_halves_torchs_dynamic_error():
     tp.quantization.quantize_(m, tp.quantization.Int8DynamicActivationInt8Weight())
     err_ours = np.abs(m(tp.from_numpy(x)).numpy() - ref).max()
     assert err_ours <= 0.5 * err_torch
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("lo,hi", [(0.0, 0.0), (-1e-30, 1e-30), (1e-7, 2e-7), (-5.0, -1.0), (2.0, 9.0), (-1e30, 1e30)])
+def test_dynamic_parameters_of_edge_ranges_equal_torchs(lo, hi):
+    x = np.array([lo, hi, (lo + hi) / 2], np.float32)
+    ours = tp.quantize_per_tensor_dynamic(tp.from_numpy(x), tp.quint8, False)
+    theirs = torch.quantize_per_tensor_dynamic(torch.from_numpy(x), torch.quint8, False)
+    assert ours.q_zero_point() == theirs.q_zero_point()
+    assert ours.q_scale() == pytest.approx(theirs.q_scale(), rel=1e-6)
