@@ -41,6 +41,7 @@ bench: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/layers_conv.py
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/layers_rnn.py
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/autocast.py
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/quantize.py
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/programs.py
 
 clean:

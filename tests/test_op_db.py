@@ -36,6 +36,10 @@ NOT_OPS = {
     "item", "tolist", "numpy", "cpu",
     # the type name string (type(dtype) converts like .to, an entry)
     "type",
+    # quantized tensors' accessors: a plain tensor's raise or (dequantize) return it; the
+    # tensorplug-quantize plugin's tests and conformance cover the quantized ones
+    "int_repr", "dequantize", "q_scale", "q_zero_point", "q_per_channel_scales", "q_per_channel_zero_points",
+    "q_per_channel_axis", "qscheme",
     # autograd plumbing (tests/test_autograd.py)
     "backward", "register_hook", "register_post_accumulate_grad_hook", "retain_grad", "requires_grad_", "detach_",
 }

@@ -163,7 +163,9 @@ def test_binary_special_values(name, fn, tfn):
     got = fn(tp.tensor(a), tp.tensor(b)).numpy()
     want = tfn(torch.tensor(a), torch.tensor(b)).numpy()
     _check_close(got, want, 1e-14, name, atol=1e-15)
-    assert np.array_equal(np.signbit(got), np.signbit(want)) or name in ("xlogy", "xlog1py", "logaddexp2")
+    # the sign of a zero is part of the result; a NaN's sign bit is not (numpy 2.4's pow and PyTorch's differ)
+    real = ~np.isnan(want)
+    assert np.array_equal(np.signbit(got)[real], np.signbit(want)[real]) or name in ("xlogy", "xlog1py", "logaddexp2")
 
 
 @pytest.mark.parametrize("name,fn,tfn", BINARY + [("gcd", tp.gcd, torch.gcd), ("lcm", tp.lcm, torch.lcm)],

@@ -11,13 +11,16 @@ downloaded.
     tensorplug demo --load digits.safetensors   # evaluate a checkpoint
     tensorplug demo --tour                # tensors, views, promotion, plugins, dispatch
     tensorplug demo --profile             # with tensorplug-profiler: top ops and a Chrome trace
+    tensorplug demo --quantize int8       # with tensorplug-quantize: the trained model quantized
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import importlib
+import io
 import sys
 import time
 
@@ -126,6 +129,8 @@ def train(args):
         print(f"epoch {epoch:2d}: train loss {running / seen:.4f}  test loss {test_loss:.4f}  "
               f"test accuracy {acc:.2%}")
     print(f"done in {time.perf_counter() - start:.1f} s: test accuracy {acc:.2%}")
+    if args.quantize:
+        _quantized(model, x_test, y_test, args.quantize)
     if args.save:
         tp.save(model.state_dict(), args.save)
         print(f"saved the weights to {args.save}")
@@ -145,6 +150,46 @@ def _mixed_precision(args):
     print(f"mixed precision: autocast to {dtype} on {device_type}" + (" with a GradScaler" if args.amp == "fp16" else ""))
     scaler = tp.amp.GradScaler(device_type) if args.amp == "fp16" else None
     return (lambda: autocast(device_type, dtype=dtype)), scaler
+
+
+QUANTIZE_CHOICES = ("int8", "int8-weight", "int4-weight")
+
+
+def _model_bytes(model):
+    buf = io.BytesIO()
+    tp.save(model.state_dict(), buf)
+    return buf.tell()
+
+
+def _inference_ms(model, x):
+    best = float("inf")
+    with tp.no_grad():
+        model(x)
+        for _ in range(5):
+            t0 = time.perf_counter()
+            model(x)
+            best = min(best, time.perf_counter() - t0)
+    return best * 1e3
+
+
+def _quantized(model, x_test, y_test, kind):
+    """Quantize the trained ``model`` (``--quantize``) and print accuracy, bytes and inference time of both."""
+    try:
+        quant = tp.quantization  # the names come from the tensorplug-quantize plugin
+        config = {"int8": quant.Int8DynamicActivationInt8Weight, "int8-weight": quant.Int8WeightOnly,
+                  "int4-weight": quant.Int4WeightOnly}[kind]()
+    except AttributeError as e:
+        raise SystemExit(str(e)) from None
+    model = model.cpu().eval()
+    x, y = x_test.cpu(), y_test.cpu()
+    qmodel = copy.deepcopy(model)
+    quant.quantize_(qmodel, config)
+    print(f"quantized with {config!r}:")
+    print(f"{'model':<12}{'test accuracy':>15}{'bytes':>10}{'inference ms':>14}")
+    for name, m in (("float32", model), (kind, qmodel)):
+        _, acc = evaluate(m, x, y)
+        print(f"{name:<12}{acc:>15.2%}{_model_bytes(m):>10}{_inference_ms(m, x):>14.3f}")
+    model.train()
 
 
 def _section(title):
@@ -193,6 +238,8 @@ def parser():
     ap.add_argument("--tour", action="store_true", help="show tensors, promotion, plugins and dispatch instead")
     ap.add_argument("--amp", choices=("bf16", "fp16"), help="train in mixed precision under autocast (needs "
                     "tensorplug-autocast); fp16 adds a GradScaler")
+    ap.add_argument("--quantize", choices=QUANTIZE_CHOICES, help="after training, quantize the model (needs "
+                    "tensorplug-quantize) and compare accuracy, bytes and inference time")
     ap.add_argument("--profile", nargs="?", const="tensorplug-demo-trace.json", metavar="TRACE",
                     help="profile the run (needs tensorplug-profiler): print the top ops, write a Chrome "
                          "trace to TRACE (default tensorplug-demo-trace.json)")

@@ -68,7 +68,10 @@ def tensorplug_functionality_keys():
 def tensorplug_dtypes():
     """Declare extra dtypes (for instance a quantized int8).
 
-    Return a list of :class:`tensorplug.dtype` instances with unique names.
+    Return a list of :class:`tensorplug.dtype` instances with unique names. A dtype whose tensors only
+    a transform builds (quantized ones: integers plus scales) passes ``factory_error="..."``: the
+    factories (``empty``, ``full``, ``*_like``, ``.to(dtype)``) then raise that message instead of
+    making a plain tensor of it.
 
     Example::
 

@@ -51,6 +51,7 @@ from .tensor import Tensor, make_tensor as _make_tensor, make_view as wrap_view,
 from .dtypes import all_dtypes, BOOL, INTEGRAL, FLOATING, COMPLEX
 from ._warn import warn_user
 from .serialization import register_tensor_kind
+from .plugins import LazyName as lazy_name
 from .ops.promotion import binary_dtype, result_type, broadcast_shapes
 from .ops.pointwise import float_dtype
 from .ops.reductions import sum_dtype, any_dtype
@@ -70,7 +71,7 @@ __all__ = [
     "wrap_dim", "is_contiguous", "index_bounds_error", "index_select_range_error", "check_index_put_shapes",
     "cat_plan", "infer_size", "squeeze_dims", "select_index", "slice_bounds", "view_strides", "view_impl",
     "unsqueeze_impl", "host_rng", "random_bounds", "initial_seed", "set_draw_target_hook", "add_node_scope",
-    "remove_node_scope", "warn_user", "register_tensor_kind",
+    "remove_node_scope", "warn_user", "register_tensor_kind", "lazy_name",
     "written_arguments", "check_api_version",
 ]
 

@@ -23,6 +23,7 @@ Enabling, disabling and discovery hold one lock, so threads take turns.
 from __future__ import annotations
 
 import builtins
+import importlib
 import os
 import re
 import sys
@@ -362,6 +363,32 @@ def complete_pending():
         return any(_PLUGINS[n].state == "enabled" for n in ready if n in _PLUGINS)
 
 
+class LazyName:
+    """A public name whose object is imported on first use: ``LazyName("pkg.module", "attr")``.
+
+    A plugin's ``tensorplug_namespace`` hook returns these for names whose modules cost import time
+    (anything that needs ``tensorplug.nn``), so ``import tensorplug`` does not pay for them.
+    """
+
+    __slots__ = ("module", "attr")
+
+    def __init__(self, module, attr):
+        self.module, self.attr = module, attr
+
+    def __repr__(self):
+        return f"LazyName({self.module!r}, {self.attr!r})"
+
+
+def namespace_value(pub):
+    """The object of public name ``pub`` (a :class:`LazyName` is imported and replaced on first use)."""
+    value = NAMESPACE[pub]
+    if value.__class__ is LazyName:
+        value = getattr(importlib.import_module(value.module), value.attr)
+        if pub in NAMESPACE:
+            NAMESPACE[pub] = value
+    return value
+
+
 # core submodules that take names from plugins: a plugin's name "amp.autocast" is tensorplug.amp.autocast
 EXTENSIBLE_MODULES = ("amp", "ao.quantization", "ao.nn.quantized", "ao.nn.quantized.dynamic", "quantization")
 
@@ -387,7 +414,7 @@ def plugin_name(module, attr):
     """
     pub = f"{module}.{attr}"
     if pub in NAMESPACE or (not attr.startswith("__") and complete_pending() and pub in NAMESPACE):
-        return NAMESPACE[pub]
+        return namespace_value(pub)
     raise missing_name_error(pub)
 
 

@@ -30,12 +30,21 @@ def bound(arr):
     return max(abs(int(info.min)), int(info.max))
 
 
+def matmul(a, b):
+    """``a @ b`` of float32 matrices, as ``(b.T @ a.T).T`` (made row-major) when ``a`` has few rows and ``b`` is a
+    transposed (column-major) matrix: OpenBLAS is slow on that shape, as the CPU backend's linear knows."""
+    if a.ndim == 2 and 1 < a.shape[0] <= 64 and b.flags.f_contiguous and not b.flags.c_contiguous:
+        return np.ascontiguousarray((b.T @ a.T).T)
+    return a @ b
+
+
 def int_matmul(a, b, amax=None, bmax=None, out_float=False):
     """``a @ b`` of integer arrays (``(..., M, K) @ (K, N)``), exact, as int32 (or as float32 holding
     the exact integers when ``out_float`` and one block suffices, which saves a conversion).
 
-    ``amax`` / ``bmax`` bound the operands' absolute values (default: their dtypes' ranges).
-    ``b`` may already be float32 (integer-valued), which saves converting it on every call.
+    ``amax`` / ``bmax`` bound the operands' absolute values (default: their dtypes' ranges). Either
+    operand may already be float32 holding integers (then its bound must be given), which saves a
+    conversion.
     """
     amax = bound(a) if amax is None else amax
     bmax = (bound(b) if b.dtype.kind in "iu" else 1 << 31) if bmax is None else bmax
@@ -43,11 +52,11 @@ def int_matmul(a, b, amax=None, bmax=None, out_float=False):
     kb = block_size(amax, bmax)
     bf = b if b.dtype == np.float32 else b.astype(np.float32)
     if kb >= k:
-        r = a.astype(np.float32) @ bf
+        r = matmul(np.asarray(a, np.float32), bf)
         return r if out_float else r.astype(np.int32)
     acc = None
     for start in range(0, k, kb):
-        part = (a[..., start:start + kb].astype(np.float32) @ bf[start:start + kb]).astype(np.int32)
+        part = matmul(a[..., start:start + kb].astype(np.float32), bf[start:start + kb]).astype(np.int32)
         if acc is None:
             acc = part
         else:

@@ -39,8 +39,8 @@ _KEEP_PACKING = ("tensorplug::clone", "tensorplug::alias", "tensorplug::_to_copy
 
 def _run(name, q, *args, **kwargs):
     if q._packing is not None and name not in _KEEP_PACKING:
-        raise RuntimeError(f"{name.split('::')[1]}: packed 4-bit (quint4x2) tensors support no views; "
-                           f"dequantize() first")
+        raise RuntimeError(f"{name.split('::')[1]}: group-quantized tensors (one scale per group of columns) "
+                           f"support no views; dequantize() first")
     return lookup_op(name)(q._int, *args, **kwargs)
 
 

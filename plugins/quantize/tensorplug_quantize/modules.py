@@ -7,8 +7,9 @@ float32 bias, and computes on the CPU with exact integer products (:mod:`tensorp
 - :class:`DynamicLinear` (``tensorplug.ao.nn.quantized.dynamic.Linear``): PyTorch's dynamic int8
   linear: per-tensor symmetric int8 weight; each call quantizes its input to 7-bit ``quint8`` from
   the input's own min and max (PyTorch's ``reduce_range``), accumulates in int32, returns float32;
-- :class:`Int8DynamicLinear`: per-channel int8 weight and per-token (per-row) symmetric int8
-  activations (torchao's ``Int8DynamicActivationInt8Weight``): a finer grid, so a smaller error;
+- :class:`Int8DynamicLinear`: per-channel symmetric int8 weight and per-token (per-row) asymmetric
+  int8 activations (torchao's ``Int8DynamicActivationInt8Weight``, whose activations are symmetric):
+  a grid fitted to each row, so a smaller error;
 - :class:`Int8WeightOnlyLinear`: per-channel int8 weight, float activations;
 - :class:`Int4WeightOnlyLinear`: unsigned 4-bit weights, two per byte, with a scale and zero point
   for each group of ``group_size`` input features.
@@ -35,7 +36,7 @@ _CPU = tensorplug.device("cpu")
 
 
 def _host(t):
-    return native(t.detach().cpu()) if t._device.type != "cpu" else native(t.detach())
+    return native(t) if t._device.type == "cpu" else native(t.detach().cpu())
 
 
 def _float_input(x, who):
@@ -152,7 +153,7 @@ class DynamicLinear(_QuantizedLinearBase):
         mn = float(a2.min()) if a2.size else 0.0
         mx = float(a2.max()) if a2.size else 0.0
         scale, zp = choose_qparams(mn, mx, 0, 127)  # PyTorch's reduce_range: 7-bit activations
-        xq = _quantize_np(a2, np.float32(1.0) / np.float32(scale), zp, quint8)
+        xq = _quantize_np(a2, np.float32(1.0) / np.float32(scale), zp, quint8, as_float=True)
         acc = gemm.int_matmul(xq, self._w_int.T, 127, 128, out_float=True)
         if zp:
             acc -= np.float32(zp) * self._colsum
@@ -170,59 +171,123 @@ class DynamicLinear(_QuantizedLinearBase):
 
 
 class Int8DynamicLinear(_QuantizedLinearBase):
-    """Per-channel int8 weight, per-token symmetric int8 activations (torchao's
-    ``Int8DynamicActivationInt8Weight``); float out."""
+    """Symmetric int8 weight, per output channel or (``group_size``) per group of input features of each
+    output channel; per-token asymmetric int8 activations (torchao's ``Int8DynamicActivationInt8Weight``);
+    float out."""
+
+    def __init__(self, in_features, out_features, bias=True, group_size=None):
+        super().__init__(in_features, out_features, bias)
+        self.group_size = None if group_size is None else int(group_size)
 
     def _set_weight(self, w):
         self._qweight = w
         self._w_int = _host(w._int)
-        self._s_w = _host(w._scales).astype(np.float32)
+        n, k = self.out_features, self.in_features
+        if w._packing is None:
+            self._groups = [(0, k)]
+            self._s_w = _host(w._scales).astype(np.float32).reshape(n, 1)
+        else:
+            g = w._packing[1]
+            self._groups = [(i, min(i + g, k)) for i in range(0, k, g)]
+            self._s_w = _host(w._scales).astype(np.float32).reshape(n, -1)
+        # per group: each output channel's sum of integer weights (for the activations' zero points)
+        self._colsum = np.stack([self._w_int[:, lo:hi].sum(axis=1, dtype=np.int64) for lo, hi in self._groups],
+                                axis=1).astype(np.float32)
 
     @classmethod
-    def from_float(cls, mod):
-        q = cls(mod.in_features, mod.out_features, mod.bias is not None)
-        q._set_weight(_per_channel_symmetric(mod.weight))
+    def from_float(cls, mod, group_size=None):
+        q = cls(mod.in_features, mod.out_features, mod.bias is not None, group_size)
+        q._set_weight(_symmetric_int8(mod.weight, group_size))
         q._set_bias(mod.bias)
         return q
+
+    def _grouped_product(self, a, bound_a):
+        """Sum over weight groups of ``(a_g @ w_g.T) * scale_g`` (exact integer products when ``a`` is integer)."""
+        wt = self._w_int.T.astype(np.float32)
+        if len(self._groups) == 1:
+            acc = gemm.int_matmul(a, wt, bound_a, 127, out_float=True) if bound_a else gemm.matmul(a, wt)
+            return acc, [acc]
+        parts = []
+        for lo, hi in self._groups:
+            blk = a[:, lo:hi]
+            parts.append(gemm.int_matmul(blk, wt[lo:hi], bound_a, 127, out_float=True) if bound_a
+                         else gemm.matmul(blk, wt[lo:hi]))
+        return None, parts
 
     def forward(self, x):
         a = _float_input(x, "Int8DynamicLinear")
         self._check(a)
         lead = a.shape[:-1]
         a2 = a.reshape(-1, self.in_features)
-        s = np.maximum(np.abs(a2).max(axis=1, initial=0.0) / np.float32(127), np.float32(EPS32)).astype(np.float32)
-        xq = np.clip(np.rint(a2 * (np.float32(1) / s)[:, None]), -127, 127).astype(np.int8)
-        acc = gemm.int_matmul(xq, self._w_int.T, 127, 127, out_float=True)
-        out = acc * s[:, None] * self._s_w
+        # per token (row), asymmetric: the row's own [min, max] (widened to hold 0) onto [-128, 127], so a
+        # row of ReLU outputs uses all 256 levels
+        mn = np.minimum(a2.min(axis=1, initial=0.0), 0).astype(np.float32)
+        mx = np.maximum(a2.max(axis=1, initial=0.0), 0).astype(np.float32)
+        s = np.maximum((mx - mn) / np.float32(255), np.float32(EPS32)).astype(np.float32)
+        zp = np.clip(-128 - np.rint(mn / s), -128, 127).astype(np.float32)
+        xq = a2 * (np.float32(1) / s)[:, None]
+        xq += zp[:, None]
+        np.rint(xq, out=xq)
+        np.clip(xq, -128, 127, out=xq)   # integers, kept in float32 for the BLAS product
+        _, parts = self._grouped_product(xq, 128)
+        out = None
+        for gi, acc in enumerate(parts):
+            acc -= zp[:, None] * self._colsum[:, gi]
+            acc *= self._s_w[:, gi]
+            out = acc if out is None else out.__iadd__(acc)
+        out *= s[:, None]
         b = self._bias()
         if b is not None:
             out += b
         return _result(out, x, lead)
 
+    def extra_repr(self):
+        g = f", group_size={self.group_size}" if self.group_size else ""
+        return super().extra_repr() + g
+
     def _get_name(self):
         return "Int8DynamicActivationInt8WeightLinear"
 
 
-def _per_channel_symmetric(weight):
-    """int8 per output channel, symmetric on [-127, 127] (scale ``max|w| / 127``)."""
+def _symmetric_int8(weight, group_size=None):
+    """int8 on [-127, 127] with scale ``max|w| / 127`` per output channel, or per output channel and group of
+    ``group_size`` input features (a grouped quantized tensor: ``packing=(k, group_size)``)."""
     w = weight.detach().to(_F32).cpu()
     a = native(w)
-    amax = np.abs(a).max(axis=1, initial=0.0)
-    scales = np.maximum(amax / np.float32(127), np.float32(EPS32)).astype(np.float64)
-    q = quantize_per_channel(w, tensorplug.tensor(scales), tensorplug.zeros(a.shape[0], dtype=tensorplug.int64),
-                             0, qint8)
-    q._qscheme = per_channel_symmetric
-    return q
+    n, k = a.shape
+    if group_size is None:
+        amax = np.abs(a).max(axis=1, initial=0.0)
+        scales = np.maximum(amax / np.float32(127), np.float32(EPS32)).astype(np.float64)
+        q = quantize_per_channel(w, tensorplug.tensor(scales), tensorplug.zeros(n, dtype=tensorplug.int64), 0, qint8)
+        q._qscheme = per_channel_symmetric
+        return q
+    if group_size <= 0:
+        raise ValueError(f"group_size must be positive, got {group_size}")
+    groups = [(i, min(i + group_size, k)) for i in range(0, k, group_size)]
+    scales = np.empty((n, len(groups)), np.float32)
+    q = np.empty((n, k), np.int8)
+    for gi, (lo, hi) in enumerate(groups):
+        blk = a[:, lo:hi]
+        sc = np.maximum(np.abs(blk).max(axis=1) / np.float32(127), np.float32(EPS32)).astype(np.float32)
+        q[:, lo:hi] = np.clip(np.rint(blk / sc[:, None]), -127, 127)
+        scales[:, gi] = sc
+    return make_quantized(wrap(q, tensorplug.int8, _CPU), qint8, scales=tensorplug.tensor(scales.reshape(-1)),
+                          zero_points=tensorplug.zeros(n * len(groups), dtype=tensorplug.uint8), axis=0,
+                          scheme=per_channel_symmetric, packing=(k, group_size))
 
 
 class Int8WeightOnlyLinear(Int8DynamicLinear):
-    """Per-channel int8 weight, float activations (torchao's ``Int8WeightOnly``)."""
+    """Symmetric int8 weight per output channel (or per group), float activations (torchao's ``Int8WeightOnly``)."""
 
     def forward(self, x):
         a = _float_input(x, "Int8WeightOnlyLinear")
         self._check(a)
         lead = a.shape[:-1]
-        out = (a.reshape(-1, self.in_features) @ self._w_int.T.astype(np.float32)) * self._s_w
+        _, parts = self._grouped_product(a.reshape(-1, self.in_features), None)
+        out = None
+        for gi, acc in enumerate(parts):
+            acc = acc * self._s_w[:, gi]
+            out = acc if out is None else out.__iadd__(acc)
         b = self._bias()
         if b is not None:
             out += b
@@ -277,7 +342,7 @@ class Int4WeightOnlyLinear(_QuantizedLinearBase):
         out = None
         sums = np.empty((a2.shape[0], len(self._groups)), np.float32)
         for gi, (lo, hi) in enumerate(self._groups):
-            part = (a2[:, lo:hi] @ wq[:, lo:hi].T) * self._s[:, gi]
+            part = gemm.matmul(a2[:, lo:hi], wq[:, lo:hi].T) * self._s[:, gi]
             out = part if out is None else out.__iadd__(part)
             sums[:, gi] = a2[:, lo:hi].sum(axis=1)
         out -= sums @ self._zs.T   # the zero points: sum over groups of (x_g . 1) * zp_g * s_g
@@ -323,5 +388,4 @@ def quantize_int4(weight, group_size=128):
                           packing=(k, group_size))
 
 
-__all__ = ["DynamicLinear", "Int8DynamicLinear", "Int8WeightOnlyLinear", "Int4WeightOnlyLinear", "quantize_int4",
-           "pack_int4", "unpack_int4", "per_tensor_symmetric"]
+__all__ = ["DynamicLinear", "Int8DynamicLinear", "Int8WeightOnlyLinear", "Int4WeightOnlyLinear", "quantize_int4"]

@@ -9,28 +9,45 @@
 
 from __future__ import annotations
 
+import math
+import struct
+
 import numpy as np
 
 EPS32 = float(np.finfo(np.float32).eps)
 _SMALL_SCALE = 6.1e-5
 
 
+_F32 = struct.Struct("f")
+
+
+def _f32(x):
+    """``x`` rounded to float32, as a Python float (cheaper than numpy scalars on this per-call path);
+    OverflowError beyond float32's range."""
+    return _F32.unpack(_F32.pack(x))[0]
+
+
 def choose_qparams(mn, mx, qmin, qmax):
     """``(scale, zero_point)`` for values in ``[mn, mx]`` mapped onto ``[qmin, qmax]`` (Python numbers)."""
-    mn, mx = min(float(np.float32(mn)), 0.0), max(float(np.float32(mx)), 0.0)
+    mn, mx = min(_f32(mn), 0.0), max(_f32(mx), 0.0)
     scale = (mx - mn) / (qmax - qmin)
-    if np.float32(scale) == 0 or not np.isfinite(np.float32(1.0) / np.float32(scale)):
+    try:
+        usable = _f32(scale) != 0 and math.isfinite(_f32(1.0 / _f32(scale)))
+    except (OverflowError, ZeroDivisionError):  # beyond float32's range either way
+        usable = False
+    if not usable:
         scale = 0.1
     if scale < _SMALL_SCALE:
-        # tiny ranges: widen them so the scale is representable (and its inverse finite)
-        scale = _SMALL_SCALE
+        # tiny ranges: widen them so the scale is representable (and its inverse finite); the range
+        # ends are float32 here, as in PyTorch's kernel
+        amplifier = _SMALL_SCALE / scale if scale else 0.0
+        scale = _f32(_SMALL_SCALE)
         if mn == 0:
-            mx = scale * (qmax - qmin)
+            mx = _f32(scale * (qmax - qmin))
         elif mx == 0:
-            mn = -scale * (qmax - qmin)
+            mn = _f32(-scale * (qmax - qmin))
         else:
-            amplifier = _SMALL_SCALE / ((mx - mn) / (qmax - qmin))
-            mn, mx = mn * amplifier, mx * amplifier
+            mn, mx = _f32(mn * amplifier), _f32(mx * amplifier)
     from_min = qmin - mn / scale
     from_max = qmax - mx / scale
     err_min = abs(qmin) - abs(mn / scale)
@@ -41,8 +58,8 @@ def choose_qparams(mn, mx, qmin, qmax):
     elif initial > qmax:
         zp = qmax
     else:
-        zp = int(np.rint(initial))
-    return float(np.float32(scale)), int(zp)
+        zp = round(initial)  # Python's round is half to even, as nearbyint
+    return _f32(scale), int(zp)
 
 
 def calculate_qparams(min_val, max_val, qmin, qmax, symmetric=False, unsigned=False, float_qparams=False):

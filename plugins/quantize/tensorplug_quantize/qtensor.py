@@ -245,11 +245,11 @@ def make_quantized(int_t, qdtype, scale=None, zero_point=None, *, scales=None, z
     """A :class:`QuantizedTensor` over the integer tensor ``int_t`` (not copied) with the given parameters.
 
     Per tensor: ``scale`` (float) and ``zero_point`` (int). Per channel: ``scales`` (float64 tensor),
-    ``zero_points`` (int64 tensor) and ``axis``. ``packing=(k, group_size)``: ``int_t`` holds two 4-bit
-    values per byte of a ``(rows, k)`` matrix (``quint4x2``), with one scale and zero point per row and
-    group of ``group_size`` columns; the tensor's shape is the logical ``(rows, k)``.
+    ``zero_points`` (int64 tensor) and ``axis``. ``packing=(k, group_size)``: a ``(rows, k)`` matrix with
+    one scale and zero point per row and group of ``group_size`` columns (row-major); for ``quint4x2``,
+    ``int_t`` holds two 4-bit values per byte and the tensor's shape is the logical ``(rows, k)``.
     """
-    shape = int_t._shape if packing is None else (int_t._shape[0], packing[0])
+    shape = int_t._shape if packing is None or qdtype is not quint4x2 else (int_t._shape[0], packing[0])
     t = new_wrapper(QuantizedTensor, shape, qdtype, int_t._device, _keys(int_t._device))
     t._int = int_t
     t._packing = packing
@@ -269,7 +269,7 @@ def like(q, int_t, axis=None):
     ``axis``: the channel axis in ``int_t`` for a per-channel ``q``."""
     if q._packing is not None:
         if int_t._shape != q._int._shape:
-            raise RuntimeError("operators on packed 4-bit (quint4x2) tensors keep their shape: dequantize() first")
+            raise RuntimeError("operators on group-quantized tensors keep their shape: dequantize() first")
         return make_quantized(int_t, q._dtype, scales=q._scales, zero_points=q._zero_points, axis=q._axis,
                               scheme=q._qscheme, packing=q._packing)
     if q._scales is None:
@@ -288,15 +288,24 @@ def _channel_shape(ndim, axis, n):
     return tuple(shape)
 
 
-def _quantize_np(x, inv, zp, qdtype):
-    """numpy kernel: ``x`` float32 array, ``inv`` float32 (scalar or array), ``zp`` int (or array)."""
+def _quantize_np(x, inv, zp, qdtype, as_float=False):
+    """numpy kernel: ``x`` float32 array, ``inv`` float32 (scalar or array), ``zp`` int (or array). With
+    ``as_float`` the integers come back as float32 (what a float BLAS product takes next)."""
     lo, hi = RANGE[qdtype]
+    x = np.asarray(x)  # a 0-d tensor's native may be a numpy scalar: in-place ufuncs need arrays
     if qdtype is qint32:
-        v = np.rint(np.float32(zp) + x * inv) if np.ndim(zp) == 0 else np.rint(zp.astype(np.float32) + x * inv)
+        v = np.asarray(np.rint(np.float32(zp) + x * inv) if np.ndim(zp) == 0 else
+                       np.rint(zp.astype(np.float32) + x * inv), np.float32)
     else:
-        # the 8-bit kernels fuse the multiply-add: in float64 the product of two float32s is exact
-        v = np.rint((x.astype(np.float64) * np.asarray(inv, np.float64) + zp).astype(np.float32))
-    return np.clip(v, lo, hi).astype(INT_DTYPE[qdtype].np)
+        # the 8-bit kernels fuse the multiply-add: in float64 the product of two float32s is exact, and
+        # the sum is rounded once, to float32
+        w = np.array(x, np.float64)
+        w *= np.asarray(inv, np.float64)
+        w += zp
+        v = w.astype(np.float32)
+        np.rint(v, out=v)
+    np.clip(v, lo, hi, out=v)
+    return v if as_float else v.astype(INT_DTYPE[qdtype].np)
 
 
 def quantize_values(x, qdtype, scale, zero_point, axis=None):
@@ -328,7 +337,8 @@ def dequantize_values(int_t, q):
     """float32 ``(q - zero_point) * scale`` of the integer tensor ``int_t`` with ``q``'s parameters."""
     if q._packing is not None:
         k, g = q._packing
-        vals = unpack_int4(native(int_t.cpu()), k)
+        ints = native(int_t.cpu())
+        vals = unpack_int4(ints, k) if q._dtype is quint4x2 else ints.astype(np.float32)
         n = vals.shape[0]
         s = native(q._scales.cpu()).astype(np.float32).reshape(n, -1)
         z = native(q._zero_points.cpu()).astype(np.float32).reshape(n, -1)
@@ -338,14 +348,16 @@ def dequantize_values(int_t, q):
     if q._scales is None:
         zp, s = np.float32(q._zero_point), np.float32(q._scale)
     else:
+        # per channel, PyTorch multiplies by the float64 scales and rounds once
         shape = _channel_shape(int_t.dim(), q._axis, q._scales.numel())
-        s = native(q._scales.cpu()).astype(np.float32).reshape(shape)
-        zp = native(q._zero_points.cpu()).astype(np.float32).reshape(shape)
+        s = native(q._scales.cpu()).astype(np.float64).reshape(shape)
+        zp = native(q._zero_points.cpu()).astype(np.float64).reshape(shape)
     if _is_cpu(int_t):
-        return wrap((native(int_t).astype(np.float32) - zp) * s, tensorplug.float32, int_t._device)
+        out = (native(int_t).astype(s.dtype) - zp) * s
+        return wrap(out.astype(np.float32, copy=False), tensorplug.float32, int_t._device)
     zp_t = tensorplug.tensor(zp, device=int_t._device)
     s_t = tensorplug.tensor(s, device=int_t._device)
-    return (int_t.to(tensorplug.float32) - zp_t) * s_t
+    return ((int_t.to(zp_t.dtype) - zp_t) * s_t).to(tensorplug.float32)
 
 
 def rebuild(parts, meta):

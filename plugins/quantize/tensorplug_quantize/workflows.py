@@ -67,25 +67,40 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=qint8, mapping=None, inplac
     return model
 
 
+def _group(group_size, who):
+    if group_size is not None and int(group_size) <= 0:
+        raise ValueError(f"{who}: group_size must be positive, got {group_size}")
+    return None if group_size is None else int(group_size)
+
+
 class Int8DynamicActivationInt8Weight:
-    """torchao's int8 dynamic config: per-channel symmetric int8 weights, per-token symmetric int8
-    activations chosen on each call, int32 accumulation, float out."""
+    """torchao's int8 dynamic config: symmetric int8 weights per output channel (or, with ``group_size``,
+    per group of that many input features: a finer grid, smaller errors), per-token int8 activations
+    chosen on each call (asymmetric: each row's own range, where torchao's are symmetric), exact int32
+    accumulation, float out."""
+
+    def __init__(self, group_size=None):
+        self.group_size = _group(group_size, "Int8DynamicActivationInt8Weight")
 
     def make(self, linear):
-        return Int8DynamicLinear.from_float(linear)
+        return Int8DynamicLinear.from_float(linear, self.group_size)
 
     def __repr__(self):
-        return "Int8DynamicActivationInt8Weight()"
+        return "Int8DynamicActivationInt8Weight(" + (f"group_size={self.group_size}" if self.group_size else "") + ")"
 
 
 class Int8WeightOnly:
-    """Per-channel symmetric int8 weights; activations stay float."""
+    """Symmetric int8 weights per output channel (or per group of ``group_size`` input features);
+    activations stay float."""
+
+    def __init__(self, group_size=None):
+        self.group_size = _group(group_size, "Int8WeightOnly")
 
     def make(self, linear):
-        return Int8WeightOnlyLinear.from_float(linear)
+        return Int8WeightOnlyLinear.from_float(linear, self.group_size)
 
     def __repr__(self):
-        return "Int8WeightOnly()"
+        return "Int8WeightOnly(" + (f"group_size={self.group_size}" if self.group_size else "") + ")"
 
 
 class Int4WeightOnly:

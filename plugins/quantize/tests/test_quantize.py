@@ -227,3 +227,29 @@ def test_disabled_plugin_names_itself():
     finally:
         tp.plugins.enable("quantize")
     assert tp.quantize_per_tensor(tp.ones(1), 1.0, 0, tp.qint8).int_repr().tolist() == [1]
+
+
+@pytest.mark.parametrize("k", [1, 2, 7, 784])
+def test_int4_packing_round_trips_two_values_per_byte(k):
+    from tensorplug_quantize.int4 import pack_int4, unpack_int4
+    v = np.random.default_rng(k).integers(0, 16, (5, k)).astype(np.uint8)
+    packed = pack_int4(v)
+    assert packed.shape == (5, (k + 1) // 2) and packed.dtype == np.uint8
+    np.testing.assert_array_equal(unpack_int4(packed, k), v)
+
+
+def test_zero_dim_tensors_quantize():
+    q = tp.quantize_per_tensor(tp.tensor(1.25), 0.5, 0, tp.qint8)
+    assert q.shape == () and q.int_repr().item() == 2 and q.item() == 1.0
+    assert tp.quantize_per_tensor(tp.tensor(1.25), 0.5, 0, tp.qint32).int_repr().item() == 2
+
+
+def test_workflow_names_load_on_first_use():
+    import subprocess
+    import sys
+    code = ("import sys, tensorplug as tp\n"
+            "assert 'tensorplug_quantize.workflows' not in sys.modules and 'tensorplug.nn' not in sys.modules\n"
+            "f = tp.ao.quantization.quantize_dynamic\n"
+            "assert f is tp.ao.quantization.quantize_dynamic and f.__module__ == 'tensorplug_quantize.workflows'\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
