@@ -192,12 +192,16 @@ class MinMaxObserver(UniformQuantizationObserverBase):
     def forward(self, x_orig):
         if x_orig.numel() == 0:
             return x_orig
-        a = self._host(x_orig)
-        mn, mx = np.float32(a.min()), np.float32(a.max())
-        old_mn, old_mx = np.float32(self.min_val.item()), np.float32(self.max_val.item())
+        mn, mx, old_mn, old_mx = self._ranges(x_orig)
         self.min_val = tensorplug.tensor(np.minimum(mn, old_mn))
         self.max_val = tensorplug.tensor(np.maximum(mx, old_mx))
         return x_orig
+
+    def _ranges(self, x):
+        """``(min, max)`` of ``x`` and the running ``(min, max)`` so far, as float32 numbers."""
+        a = self._host(x)
+        return (np.float32(a.min()), np.float32(a.max()), np.float32(self.min_val.item()),
+                np.float32(self.max_val.item()))
 
     def calculate_qparams(self):
         """``(scale, zero_point)``: a float32 tensor and an int64 tensor of one element each."""
@@ -220,9 +224,7 @@ class MovingAverageMinMaxObserver(MinMaxObserver):
     def forward(self, x_orig):
         if x_orig.numel() == 0:
             return x_orig
-        a = self._host(x_orig)
-        mn, mx = np.float32(a.min()), np.float32(a.max())
-        old_mn, old_mx = np.float32(self.min_val.item()), np.float32(self.max_val.item())
+        mn, mx, old_mn, old_mx = self._ranges(x_orig)
         if np.isinf(old_mn) and np.isinf(old_mx):
             new_mn, new_mx = mn, mx
         else:
