@@ -194,8 +194,10 @@ def relu(q):
 
 
 def relu_(q):
-    q._int.clamp_(min=q._zero_point) if q._scales is None else q._int.copy_(
-        tensorplug.maximum(q._int, _zero_point_array(q)))
+    if q._scales is None:
+        q._int.clamp_(min=q._zero_point)
+    else:
+        q._int.copy_(tensorplug.maximum(q._int, _zero_point_array(q)))
     return q
 
 
@@ -204,7 +206,7 @@ def _as_tensor(v, q):
 
 
 # -- products ------------------------------------------------------------------------------------
-def _params(q, channels_axis_last=False):
+def _params(q):
     """``(zero points, scales)`` as numpy: ints/floats per tensor, arrays per channel."""
     if q._scales is None:
         return q._zero_point, np.float32(q._scale)

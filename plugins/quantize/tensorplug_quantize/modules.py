@@ -63,7 +63,6 @@ class _QuantizedLinearBase(nn.Module):
         super().__init__()
         self.in_features, self.out_features = int(in_features), int(out_features)
         self.bias = tensorplug.zeros(out_features) if bias else None
-        self._bias_np = None
 
     def _set_bias(self, b):
         self.bias = None if b is None else b.detach().to(_F32).clone()
@@ -204,15 +203,12 @@ class Int8DynamicLinear(_QuantizedLinearBase):
     def _grouped_product(self, a, bound_a):
         """Sum over weight groups of ``(a_g @ w_g.T) * scale_g`` (exact integer products when ``a`` is integer)."""
         wt = self._w_int.T.astype(np.float32)
-        if len(self._groups) == 1:
-            acc = gemm.int_matmul(a, wt, bound_a, 127, out_float=True) if bound_a else gemm.matmul(a, wt)
-            return acc, [acc]
         parts = []
         for lo, hi in self._groups:
             blk = a[:, lo:hi]
             parts.append(gemm.int_matmul(blk, wt[lo:hi], bound_a, 127, out_float=True) if bound_a
                          else gemm.matmul(blk, wt[lo:hi]))
-        return None, parts
+        return parts
 
     def forward(self, x):
         a = _float_input(x, "Int8DynamicLinear")
@@ -229,7 +225,7 @@ class Int8DynamicLinear(_QuantizedLinearBase):
         xq += zp[:, None]
         np.rint(xq, out=xq)
         np.clip(xq, -128, 127, out=xq)   # integers, kept in float32 for the BLAS product
-        _, parts = self._grouped_product(xq, 128)
+        parts = self._grouped_product(xq, 128)
         out = None
         for gi, acc in enumerate(parts):
             acc -= zp[:, None] * self._colsum[:, gi]
@@ -283,7 +279,7 @@ class Int8WeightOnlyLinear(Int8DynamicLinear):
         a = _float_input(x, "Int8WeightOnlyLinear")
         self._check(a)
         lead = a.shape[:-1]
-        _, parts = self._grouped_product(a.reshape(-1, self.in_features), None)
+        parts = self._grouped_product(a.reshape(-1, self.in_features), None)
         out = None
         for gi, acc in enumerate(parts):
             acc = acc * self._s_w[:, gi]

@@ -17,6 +17,16 @@ def _need_qconfig(qconfig):
         raise AssertionError("qconfig must be provided for QAT module")
 
 
+def _float_layer(cls, mod, fused):
+    """The float layer of ``mod`` for ``cls.from_float`` (the first child of a ``fused`` module), after
+    PyTorch's checks of its type and qconfig."""
+    if type(mod) is not cls._FLOAT_MODULE:
+        raise AssertionError(f"qat.{cls.__name__}.from_float only works for {cls._FLOAT_MODULE.__name__}")
+    if not hasattr(mod, "qconfig") or not mod.qconfig:
+        raise AssertionError("Input float module must have a valid qconfig")
+    return mod[0] if isinstance(mod, fused) else mod
+
+
 class Linear(nn.Linear):
     """``nn.Linear`` with a fake-quantized weight (``torch.ao.nn.qat.Linear``)."""
 
@@ -34,11 +44,7 @@ class Linear(nn.Linear):
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
         """The QAT version of float ``mod`` (sharing its parameters); ``mod.qconfig`` must be set."""
-        if type(mod) is not cls._FLOAT_MODULE:
-            raise AssertionError(f" qat.{cls.__name__}.from_float only works for {cls._FLOAT_MODULE.__name__}")
-        if not hasattr(mod, "qconfig") or not mod.qconfig:
-            raise AssertionError("Input float module must have a valid qconfig")
-        linear = mod[0] if isinstance(mod, _FloatLinearReLU) else mod
+        linear = _float_layer(cls, mod, _FloatLinearReLU)
         qat = cls(linear.in_features, linear.out_features, bias=linear.bias is not None, qconfig=mod.qconfig)
         qat.weight = linear.weight
         qat.bias = linear.bias
@@ -79,11 +85,7 @@ class Conv2d(nn.Conv2d):
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
         """The QAT version of float ``mod`` (sharing its parameters); ``mod.qconfig`` must be set."""
-        if type(mod) is not cls._FLOAT_MODULE:
-            raise AssertionError(f"qat.{cls.__name__}.from_float only works for {cls._FLOAT_MODULE.__name__}")
-        if not hasattr(mod, "qconfig") or not mod.qconfig:
-            raise AssertionError("Input float module must have a valid qconfig")
-        conv = mod[0] if isinstance(mod, _FloatConvReLU2d) else mod
+        conv = _float_layer(cls, mod, _FloatConvReLU2d)
         qat = cls(conv.in_channels, conv.out_channels, conv.kernel_size, stride=conv.stride, padding=conv.padding,
                   dilation=conv.dilation, groups=conv.groups, bias=conv.bias is not None,
                   padding_mode=conv.padding_mode, qconfig=mod.qconfig)

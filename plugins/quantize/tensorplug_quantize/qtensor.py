@@ -375,7 +375,7 @@ def rebuild(parts, meta):
 
 
 # -- the user API ----------------------------------------------------------------------------------
-def _check_qdtype(dtype, what="quantize"):
+def _check_qdtype(dtype):
     if dtype not in QDTYPES:
         raise RuntimeError(f"Creation of quantized tensor requires quantized dtype like tensorplug.quint8, got "
                            f"{dtype!r}")
@@ -500,10 +500,6 @@ def is_quantized(t):
     """Whether ``t`` is a quantized tensor."""
     return isinstance(t, QuantizedTensor)
 
-
-def channel_axis_after(axis, perm):
-    """Where channel axis ``axis`` lands after ``permute(perm)``."""
-    return list(perm).index(axis)
 
 
 __all__ = ["QuantizedTensor", "qscheme", "quantize_per_tensor", "quantize_per_channel",
