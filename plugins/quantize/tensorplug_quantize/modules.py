@@ -190,8 +190,8 @@ class Int8DynamicLinear(_QuantizedLinearBase):
             self._groups = [(i, min(i + g, k)) for i in range(0, k, g)]
             self._s_w = _host(w._scales).astype(np.float32).reshape(n, -1)
         # per group: each output channel's sum of integer weights (for the activations' zero points)
-        self._colsum = np.stack([self._w_int[:, lo:hi].sum(axis=1, dtype=np.int64) for lo, hi in self._groups],
-                                axis=1).astype(np.float32)
+        colsum = np.stack([self._w_int[:, lo:hi].sum(axis=1, dtype=np.int64) for lo, hi in self._groups], axis=1)
+        self._colsum_s = (colsum * self._s_w).astype(np.float32)  # times each group's weight scale
 
     @classmethod
     def from_float(cls, mod, group_size=None):
@@ -215,22 +215,19 @@ class Int8DynamicLinear(_QuantizedLinearBase):
         self._check(a)
         lead = a.shape[:-1]
         a2 = a.reshape(-1, self.in_features)
-        # per token (row), asymmetric: the row's own [min, max] (widened to hold 0) onto [-128, 127], so a
-        # row of ReLU outputs uses all 256 levels
-        mn = np.minimum(a2.min(axis=1, initial=0.0), 0).astype(np.float32)
-        mx = np.maximum(a2.max(axis=1, initial=0.0), 0).astype(np.float32)
-        s = np.maximum((mx - mn) / np.float32(255), np.float32(EPS32)).astype(np.float32)
-        zp = np.clip(-128 - np.rint(mn / s), -128, 127).astype(np.float32)
-        xq = a2 * (np.float32(1) / s)[:, None]
-        xq += zp[:, None]
-        np.rint(xq, out=xq)
-        np.clip(xq, -128, 127, out=xq)   # integers, kept in float32 for the BLAS product
+        xq, s, zp = _per_token_int8(a2)
         parts = self._grouped_product(xq, 128)
-        out = None
-        for gi, acc in enumerate(parts):
-            acc -= zp[:, None] * self._colsum[:, gi]
-            acc *= self._s_w[:, gi]
-            out = acc if out is None else out.__iadd__(acc)
+        if len(parts) == 1:
+            # (acc - zp colsum) * s_w * s + b, as acc * s_w - zp (colsum s_w), then * s, + b
+            out = parts[0]
+            out *= self._s_w[:, 0]
+            out -= np.multiply.outer(zp, self._colsum_s[:, 0])
+        else:
+            out = None
+            for gi, acc in enumerate(parts):
+                acc *= self._s_w[:, gi]
+                acc -= np.multiply.outer(zp, self._colsum_s[:, gi])
+                out = acc if out is None else out.__iadd__(acc)
         out *= s[:, None]
         b = self._bias()
         if b is not None:
@@ -243,6 +240,29 @@ class Int8DynamicLinear(_QuantizedLinearBase):
 
     def _get_name(self):
         return "Int8DynamicActivationInt8WeightLinear"
+
+
+def _per_token_int8(a2):
+    """Per-token (per-row) asymmetric int8 quantization of the float32 matrix ``a2``: the row's own
+    [min, max] (widened to hold 0) onto [-128, 127], so a row of ReLU outputs uses all 256 levels.
+
+    Returns ``(xq, s, zp)``: the integers in [-128, 127] kept in float32 for the BLAS product, and
+    each row's float32 scale and zero point (``x ~ (xq - zp) * s``).
+    """
+    mn = a2.min(axis=1, initial=0.0)  # float32, <= 0
+    s = a2.max(axis=1, initial=0.0)
+    s -= mn
+    s /= np.float32(255)
+    np.maximum(s, np.float32(EPS32), out=s)
+    inv = np.float32(1) / s
+    zp = mn * inv  # in [-255, 0], so -128 - rint(.) lies in [-128, 127]
+    np.rint(zp, out=zp)
+    np.subtract(np.float32(-128), zp, out=zp)
+    xq = a2 * inv[:, None]
+    xq += zp[:, None]
+    np.rint(xq, out=xq)
+    np.clip(xq, -128, 127, out=xq)  # the row's max can round to 128
+    return xq, s, zp
 
 
 def _symmetric_int8(weight, group_size=None):
