@@ -2,7 +2,9 @@
 
 Hook implementations only; the backend record is in ``backend.py`` and the
 kernels in the modules beside it, each exporting a ``KERNELS`` table
-``{op overload name: kernel}``.
+``{op overload name: kernel}``. The kernels compute with an array module ``xp``
+(``xp.py``); :func:`kernel_library` instantiates them again with another one
+(tensorplug-cuda does, with cupy).
 """
 
 from __future__ import annotations
@@ -22,21 +24,17 @@ from . import index_extra
 from . import optim
 from . import special_bessel
 from . import special_more
+from .library import kernel_library, merge_kernels, KERNEL_MODULE_NAMES
 
 __version__ = "0.2.0"
 TENSORPLUG_API = (1, 0)  # the plugin API this plugin is written for (tensorplug.plugin_api)
 
-KERNEL_MODULES = (kernels, elementwise, reductions, indexing, random, getitem, views, linalg, linalg_factor, conv, special, statistics, complex, fft, attention, nn_extra, index_extra, optim, special_bessel, special_more)
+KERNEL_MODULES = tuple(globals()[name] for name in KERNEL_MODULE_NAMES)
 
 
 def all_kernels():
-    table = {}
-    for mod in KERNEL_MODULES:
-        for name, fn in mod.KERNELS.items():
-            if name in table:
-                raise RuntimeError(f"two CPU kernels for {name}")
-            table[name] = fn
-    return table
+    """The CPU's ``{op overload name: kernel}`` table."""
+    return merge_kernels(KERNEL_MODULES)
 
 
 @tensorplug.hookimpl

@@ -20,11 +20,12 @@ import tensorplug
 
 from .elementwise import quiet, _erf
 from .kernels import wrap
+from .xp import xp
 
-_f32 = np.dtype(np.float32)
+_f32 = np.dtype(xp.float32)
 _HALF = (tensorplug.float16, tensorplug.bfloat16)
 _BOOL = tensorplug.bool
-_NEG_INF = -np.inf
+_NEG_INF = -xp.inf
 _CAUSAL: dict = {}  # (L, S, dtype) -> 0 on and below the diagonal, -inf above it
 
 
@@ -40,7 +41,7 @@ def _out(a, d):
 def _causal_bias(L, S, dtype):
     m = _CAUSAL.get((L, S, dtype))
     if m is None:
-        m = _CAUSAL[(L, S, dtype)] = np.where(np.tri(L, S, dtype=bool), 0.0, _NEG_INF).astype(dtype)
+        m = _CAUSAL[(L, S, dtype)] = xp.where(xp.tri(L, S, dtype=bool), 0.0, _NEG_INF).astype(dtype)
         if len(_CAUSAL) > 64:
             _CAUSAL.pop(next(iter(_CAUSAL)))
     return m
@@ -49,7 +50,7 @@ def _causal_bias(L, S, dtype):
 def fused_sdpa(query, key, value, attn_mask, is_causal, scale):
     d = query._dtype
     q, k, v = _vals(query, d), _vals(key, d), _vals(value, d)
-    s = np.matmul(q, k.swapaxes(-1, -2))
+    s = xp.matmul(q, k.swapaxes(-1, -2))
     s *= scale
     L, S = s.shape[-2], s.shape[-1]
     may_be_empty = False
@@ -58,7 +59,7 @@ def fused_sdpa(query, key, value, attn_mask, is_causal, scale):
         may_be_empty = S == 0
     elif attn_mask is not None:
         if attn_mask._dtype is _BOOL:
-            s = np.where(attn_mask._data, s, _NEG_INF)
+            s = xp.where(attn_mask._data, s, _NEG_INF)
         else:
             s = s + _vals(attn_mask, d)
         may_be_empty = True
@@ -67,44 +68,44 @@ def fused_sdpa(query, key, value, attn_mask, is_causal, scale):
     else:
         m = s.max(-1, keepdims=True)
         if may_be_empty:
-            m[np.isneginf(m)] = 0.0  # a row in which nothing takes part: exp gives 0 everywhere
+            m[xp.isneginf(m)] = 0.0  # a row in which nothing takes part: exp gives 0 everywhere
         s -= m
-        w = np.exp(s, out=s)
+        w = xp.exp(s, out=s)
         z = w.sum(-1, keepdims=True)
         if may_be_empty:
             z[z == 0] = 1.0  # PyTorch's safe softmax: such a row gives 0
         w /= z
-    out = np.matmul(w, v)
+    out = xp.matmul(w, v)
     return _out(out, d), _out(w, d)
 
 
 def fused_sdpa_backward(grad, query, key, value, weights, scale):
     d = query._dtype
     g, q, k, v, w = (_vals(t, d) for t in (grad, query, key, value, weights))
-    gv = np.matmul(w.swapaxes(-1, -2), g)
-    gs = np.matmul(g, v.swapaxes(-1, -2))
-    gs -= np.einsum("...ij,...ij->...i", gs, w)[..., None]
+    gv = xp.matmul(w.swapaxes(-1, -2), g)
+    gs = xp.matmul(g, v.swapaxes(-1, -2))
+    gs -= xp.einsum("...ij,...ij->...i", gs, w)[..., None]
     gs *= w
-    gq = np.matmul(gs, k)
+    gq = xp.matmul(gs, k)
     gq *= scale
-    gk = np.matmul(gs.swapaxes(-1, -2), q)
+    gk = xp.matmul(gs.swapaxes(-1, -2), q)
     gk *= scale
     return _out(gq, d), _out(gk, d), _out(gv, d), _out(gs, d)
 
 
 def _rows(t, d, n):
     """t's values as a C-ordered (rows, n) matrix (a copy only when the layout needs one)."""
-    return np.ascontiguousarray(_vals(t, d)).reshape(-1, n)
+    return xp.ascontiguousarray(_vals(t, d)).reshape(-1, n)
 
 
 def _row_sums(x):
     """Each row's sum of a C-ordered float (rows, n) matrix, as a column: one matrix-vector product
     (numpy's reduce costs ~10x more on short rows)."""
-    return (x @ np.ones(x.shape[1], x.dtype))[:, None]
+    return (x @ xp.ones(x.shape[1], x.dtype))[:, None]
 
 
 def _col_sums(x):
-    return np.ones(x.shape[0], x.dtype) @ x
+    return xp.ones(x.shape[0], x.dtype) @ x
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
@@ -115,16 +116,16 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     stat_shape = input._shape[:input.dim() - len(normalized_shape)] + (1,) * len(normalized_shape)
     x = _rows(input, d, n)
     if not x.size:
-        zero = np.zeros(stat_shape, x.dtype)
+        zero = xp.zeros(stat_shape, x.dtype)
         return _out(x.reshape(input._shape).copy(), d), _out(zero, d), _out(zero.copy(), d)
     mean = _row_sums(x)
     mean /= n
     xc = x - mean
-    var = np.einsum("ij,ij->i", xc, xc)[:, None]
+    var = xp.einsum("ij,ij->i", xc, xc)[:, None]
     var /= n
     var += eps
-    rstd = np.sqrt(var, out=var)
-    np.reciprocal(rstd, out=rstd)
+    rstd = xp.sqrt(var, out=var)
+    xp.reciprocal(rstd, out=rstd)
     xc *= rstd
     if weight is not None:
         xc *= _vals(weight, d).reshape(n)
@@ -152,7 +153,7 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
         if n:
             a = _row_sums(gg)
             a /= n
-            b = np.einsum("ij,ij->i", gg, xhat)[:, None]
+            b = xp.einsum("ij,ij->i", gg, xhat)[:, None]
             b /= n
             gg -= a
             xhat *= b
@@ -165,13 +166,13 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
 # erfc(z) = t * exp(-z^2 + P(t)), t = 1 / (1 + z / 2), P of degree 9 (Numerical Recipes' erfcc)
 _ERFC = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807, -1.13520398, 1.48851587,
          -0.82215223, 0.17087277)
-_SQRT_HALF = float(np.sqrt(0.5))
-_INV_SQRT_2PI = float(1 / np.sqrt(2 * np.pi))
-_SQRT_2_OVER_PI = float(np.sqrt(2 / np.pi))
-_F = np.float32
+_SQRT_HALF = float(xp.sqrt(0.5))
+_INV_SQRT_2PI = float(1 / xp.sqrt(2 * xp.pi))
+_SQRT_2_OVER_PI = float(xp.sqrt(2 / xp.pi))
+_F = xp.float32
 _C9 = _F(_ERFC[9])
 _HORNER = tuple(_F(c) for c in _ERFC[8:0:-1])
-_C0_HALF = _F(_ERFC[0] + np.log(0.5))  # erfc(z) / 2 = t exp(-z^2 + P(t) + ln 1/2): the halving is free
+_C0_HALF = _F(_ERFC[0] + xp.log(0.5))  # erfc(z) / 2 = t exp(-z^2 + P(t) + ln 1/2): the halving is free
 _T_SCALE = _F(_SQRT_HALF * 0.5)
 
 
@@ -181,26 +182,26 @@ def _normal_cdf(x, pdf=False):
     float32 goes in whole-array passes, as few as the formula allows (a pass over a 1 MiB array
     costs about as much as numpy's call overhead a thousand times over): the tail q = Phi(-|x|)
     from the erfc fit, then Phi(x) = q + [x > 0] (1 - 2q), exact in the negative tail (a masked
-    or np.where pass costs tens of times more, on random signs).
+    or xp.where pass costs tens of times more, on random signs).
     """
-    if x.dtype == np.float64:
-        return 0.5 * (1.0 + _erf(x * _SQRT_HALF)), (np.exp(-0.5 * x * x) if pdf else None)
-    a = np.abs(x)
+    if x.dtype == xp.float64:
+        return 0.5 * (1.0 + _erf(x * _SQRT_HALF)), (xp.exp(-0.5 * x * x) if pdf else None)
+    a = xp.abs(x)
     t = a * _T_SCALE
     t += _F(1.0)
-    np.reciprocal(t, out=t)
+    xp.reciprocal(t, out=t)
     q = t * _C9
     for c in _HORNER:
         q += c
         q *= t
     q += _C0_HALF
-    np.square(a, out=a)
+    xp.square(a, out=a)
     a *= _F(-0.5)  # -z^2 = -x^2 / 2
     q += a
-    np.exp(q, out=q)
+    xp.exp(q, out=q)
     q *= t  # q = Phi(-|x|)
-    e = np.exp(a, out=a) if pdf else None
-    r = np.multiply(q, _F(-2.0), out=t)
+    e = xp.exp(a, out=a) if pdf else None
+    r = xp.multiply(q, _F(-2.0), out=t)
     r += _F(1.0)
     r *= x > 0
     r += q
@@ -216,13 +217,13 @@ def _gelu_vals(self):
 def gelu(self, approximate="none"):
     d, x = _gelu_vals(self)
     if approximate == "tanh":
-        x = x.astype(np.float64)  # 1 + tanh(u) cancels for u << 0: float64 keeps float32's precision
+        x = x.astype(xp.float64)  # 1 + tanh(u) cancels for u << 0: float64 keeps float32's precision
         inner = x * x
         inner *= 0.044715
         inner += 1.0
         inner *= x
         inner *= _SQRT_2_OVER_PI
-        y = np.tanh(inner, out=inner)
+        y = xp.tanh(inner, out=inner)
         y += 1.0
         y *= x
         y *= 0.5
@@ -236,13 +237,13 @@ def gelu_backward(grad_output, self, approximate="none"):
     d, x = _gelu_vals(self)
     g = _vals(grad_output, d)
     if approximate == "tanh":
-        x = x.astype(np.float64)  # 1 + tanh(u) and 1 - tanh(u)^2 cancel for u << 0
+        x = x.astype(xp.float64)  # 1 + tanh(u) and 1 - tanh(u)^2 cancel for u << 0
         x2 = x * x
         inner = x2 * 0.044715
         inner += 1.0
         inner *= x
         inner *= _SQRT_2_OVER_PI
-        th = np.tanh(inner, out=inner)
+        th = xp.tanh(inner, out=inner)
         # d/dx [x (1 + tanh u) / 2] = (1 + tanh u) / 2 + x (1 - tanh^2 u) u' / 2
         du = x2 * (3 * 0.044715)
         du += 1.0
@@ -267,7 +268,7 @@ def fused_gelu(self):
     """(x * Phi(x), Phi(x)) of a float32 or float64 tensor: the CDF is kept for the backward."""
     d, x = _gelu_vals(self)
     cdf, _ = _normal_cdf(x)
-    y = np.multiply(cdf, x)
+    y = xp.multiply(cdf, x)
     return _out(y.reshape(self._shape), d), _out(cdf.reshape(self._shape), d)
 
 
@@ -275,9 +276,9 @@ def fused_gelu_backward(grad, self, cdf):
     """g * (Phi(x) + x phi(x)) from the kept Phi(x): phi's exp is the one transcendental pass."""
     d, x = _gelu_vals(self)
     g = _vals(grad, d)
-    e = np.multiply(x, x)
+    e = xp.multiply(x, x)
     e *= -0.5
-    np.exp(e, out=e)
+    xp.exp(e, out=e)
     e *= x
     e *= _INV_SQRT_2PI
     e += _vals(cdf, d).reshape(e.shape)

@@ -5,37 +5,37 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 
 import tensorplug
 from tensorplug.plugin_api import float_dtype
 
 from .elementwise import quiet
 from .kernels import wrap, cast
+from .xp import xp
 
 _REAL = {tensorplug.complex64: tensorplug.float32, tensorplug.complex128: tensorplug.float64}
 
 
 def conj_physical(self):
     a = self._data
-    return wrap(np.conj(a) if a.dtype.kind == "c" else a.copy(), self._dtype)
+    return wrap(xp.conj(a) if a.dtype.kind == "c" else a.copy(), self._dtype)
 
 
 def conj_physical_(self):
     if self._data.dtype.kind == "c":
-        np.conjugate(self._data, out=self._data)
+        xp.conjugate(self._data, out=self._data)
     return self
 
 
 def angle(self):
     d = self._dtype
     if d in _REAL:
-        return wrap(np.angle(self._data), _REAL[d])
+        return wrap(xp.angle(self._data), _REAL[d])
     d = float_dtype(d)
     a = cast(self, d)
     # 0 for x >= 0 (-0.0 included: numpy's arctan2 gives pi there), pi below, NaN stays
-    r = np.where(a < 0, np.array(math.pi, d.np), np.zeros((), d.np))
-    return wrap(np.where(np.isnan(a), a, r).astype(d.np, copy=False), d)
+    r = xp.where(a < 0, xp.array(math.pi, d.np), xp.zeros((), d.np))
+    return wrap(xp.where(xp.isnan(a), a, r).astype(d.np, copy=False), d)
 
 
 KERNELS = {

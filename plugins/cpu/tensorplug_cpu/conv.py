@@ -20,8 +20,9 @@ import tensorplug
 
 from .elementwise import quiet
 from .kernels import wrap
+from .xp import xp
 
-_f32 = np.dtype(np.float32)
+_f32 = np.dtype(xp.float32)
 _HALF = (tensorplug.float16, tensorplug.bfloat16)
 
 
@@ -52,7 +53,7 @@ def _padded(x, ph, pw):
     if not ph and not pw:
         return x
     n, c, h, w = x.shape
-    out = np.zeros((n, c, h + 2 * ph, w + 2 * pw), x.dtype)
+    out = xp.zeros((n, c, h + 2 * ph, w + 2 * pw), x.dtype)
     out[:, :, ph:ph + h, pw:pw + w] = x
     return out
 
@@ -75,12 +76,12 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     wo = (wd + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
     cols = _columns(_padded(x, *padding), (kh, kw), stride, dilation, ho, wo)
     og, k, m = o // groups, cg * kh * kw, n * ho * wo
-    out = np.empty((o, m), np.result_type(x, w))
+    out = xp.empty((o, m), xp.result_type(x, w))
     for g in range(groups):
         out[g * og:(g + 1) * og] = w[g * og:(g + 1) * og].reshape(og, k) @ cols[g * cg:(g + 1) * cg].reshape(k, m)
     if bias is not None:
         out += _values(bias)[:, None]
-    out = np.ascontiguousarray(out.reshape(o, n, ho, wo).transpose(1, 0, 2, 3))
+    out = xp.ascontiguousarray(out.reshape(o, n, ho, wo).transpose(1, 0, 2, 3))
     return _finish(out, input, batched)
 
 
@@ -93,7 +94,7 @@ def conv2d_weight_backward(grad_output, input, weight_size, stride, padding, dil
     cols = _columns(_padded(x, *padding), (kh, kw), stride, dilation, ho, wo)
     og, k, m = o // groups, cg * kh * kw, n * ho * wo
     g2 = gy.transpose(1, 0, 2, 3).reshape(o, m)
-    out = np.empty((o, k), np.result_type(x, gy))
+    out = xp.empty((o, k), xp.result_type(x, gy))
     for g in range(groups):
         out[g * og:(g + 1) * og] = g2[g * og:(g + 1) * og] @ cols[g * cg:(g + 1) * cg].reshape(k, m).T
     return _finish(out.reshape(o, cg, kh, kw)[None], grad_output, False)
@@ -111,14 +112,14 @@ def conv_transpose2d_backward(grad_output, input, weight, stride, padding, dilat
     cols = _columns(_padded(gy, *padding), (kh, kw), stride, dilation, h, wd)
     k, m = og * kh * kw, n * h * wd
     x2 = x.transpose(1, 0, 2, 3).reshape(c, m)
-    dt = np.result_type(gy, w)
-    gi = np.empty((c, m), dt)
-    gw = np.empty((c, k), dt)
+    dt = xp.result_type(gy, w)
+    gi = xp.empty((c, m), dt)
+    gw = xp.empty((c, k), dt)
     for g in range(groups):
         cg_cols = cols[g * og:(g + 1) * og].reshape(k, m)
         gi[g * cg:(g + 1) * cg] = w[g * cg:(g + 1) * cg].reshape(cg, k) @ cg_cols
         gw[g * cg:(g + 1) * cg] = x2[g * cg:(g + 1) * cg] @ cg_cols.T
-    gi = np.ascontiguousarray(gi.reshape(c, n, h, wd).transpose(1, 0, 2, 3))
+    gi = xp.ascontiguousarray(gi.reshape(c, n, h, wd).transpose(1, 0, 2, 3))
     return _finish(gi, input, batched), _finish(gw.reshape(w.shape)[None], weight, False)
 
 
@@ -131,9 +132,9 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     cg = c // groups
     ho = (h - 1) * s0 - 2 * p0 + d0 * (kh - 1) + q0 + 1
     wo = (wd - 1) * s1 - 2 * p1 + d1 * (kw - 1) + q1 + 1
-    dt = np.result_type(x, w)
+    dt = xp.result_type(x, w)
     # the full (uncropped) output, channels first: each kernel position adds its strided slice
-    buf = np.zeros((og * groups, n, ho + 2 * p0, wo + 2 * p1), dt)
+    buf = xp.zeros((og * groups, n, ho + 2 * p0, wo + 2 * p1), dt)
     x2 = x.transpose(1, 0, 2, 3).reshape(c, n * h * wd)
     hs, ws = s0 * (h - 1) + 1, s1 * (wd - 1) + 1
     for g in range(groups):
@@ -147,7 +148,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     out = buf[:, :, p0:p0 + ho, p1:p1 + wo]
     if bias is not None:
         out = out + _values(bias)[:, None, None, None]
-    out = np.ascontiguousarray(out.transpose(1, 0, 2, 3))
+    out = xp.ascontiguousarray(out.transpose(1, 0, 2, 3))
     return _finish(out, input, batched)
 
 

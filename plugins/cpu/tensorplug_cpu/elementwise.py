@@ -21,13 +21,14 @@ from tensorplug.plugin_api import float_dtype, binary_dtype, result_type
 
 from . import halfcast
 from .kernels import wrap, cast, write
+from .xp import xp
 
 _BOOL = tensorplug.bool
 _INTEGRAL = _api.INTEGRAL
 _FLOATING = _api.FLOATING
 _COMPLEX = _api.COMPLEX
 _OPMATH = {tensorplug.float16: tensorplug.float32, tensorplug.bfloat16: tensorplug.float32}
-_np_add, _np_sub, _np_mul, _np_div = np.add, np.subtract, np.multiply, np.true_divide
+_np_add, _np_sub, _np_mul, _np_div = xp.add, xp.subtract, xp.multiply, xp.true_divide
 
 try:
     # numpy >= 2 keeps np.errstate in a context variable; setting it directly costs a quarter
@@ -71,7 +72,7 @@ def _rounded(r, d, c):
 
 def _number(v, d):
     """The Python number ``v`` as a numpy value of dtype ``d`` (integers wrap around)."""
-    return np.array(v).astype(d.np)
+    return xp.array(v).astype(d.np)
 
 
 def _inplace(kernel):
@@ -94,15 +95,15 @@ def _float_unary(fn):
 
 
 def _rsqrt(a):
-    return 1 / np.sqrt(a)
+    return 1 / xp.sqrt(a)
 
 
 def _sigmoid(a):
     # 1 / (1 + exp(-x)) keeps relative precision in the negative tail; exp overflow gives 0
-    e = np.negative(a, out=np.empty_like(a))  # an array even for 0-d input, so the rest is in place
-    np.exp(e, out=e)
+    e = xp.negative(a, out=xp.empty_like(a))  # an array even for 0-d input, so the rest is in place
+    xp.exp(e, out=e)
     e += 1
-    return np.reciprocal(e, out=e)
+    return xp.reciprocal(e, out=e)
 
 
 _erf_py = np.frompyfunc(math.erf, 1, 1)
@@ -124,8 +125,8 @@ def erf_float32(x):
     where possible: about 20 passes over the data."""
     shape = x.shape
     x = x.reshape(-1)  # numpy returns scalars, not arrays, for 0-d operands: in-place steps need arrays
-    y = np.abs(x)
-    t = np.clip(y, 0.46875, 4.0)
+    y = xp.abs(x)
+    t = xp.clip(y, 0.46875, 4.0)
     num = t * _ERF_C[8]
     num += _ERF_C[0]
     den = t + _ERF_D[0]
@@ -135,11 +136,11 @@ def erf_float32(x):
         den *= t
         den += _ERF_D[i]
     num /= den
-    np.multiply(t, t, out=t)
-    np.negative(t, out=t)
-    np.exp(t, out=t)
+    xp.multiply(t, t, out=t)
+    xp.negative(t, out=t)
+    xp.exp(t, out=t)
     num *= t
-    out = np.subtract(1.0, num, out=num)  # erf = 1 - erfc
+    out = xp.subtract(1.0, num, out=num)  # erf = 1 - erfc
     small = y <= 0.46875
     ys = y[small]
     z = ys * ys
@@ -150,38 +151,38 @@ def erf_float32(x):
         sd += _ERF_B[i]
         sd *= z
     out[small] = ys * (sn + _ERF_A[3]) / (sd + _ERF_B[3])
-    return np.copysign(out, x, out=out).reshape(shape)
+    return xp.copysign(out, x, out=out).reshape(shape)
 
 
 def _erf(a):
-    a = np.asarray(a)
-    if a.dtype == np.float64:
-        return np.asarray(_erf_py(a), dtype=np.float64)  # math.erf: exact, fine for small tensors
-    return erf_float32(a.astype(np.float64)).astype(a.dtype)
+    a = xp.asarray(a)
+    if a.dtype == xp.float64:
+        return xp.asarray(_erf_py(a), dtype=xp.float64)  # math.erf: exact, fine for small tensors
+    return erf_float32(a.astype(xp.float64)).astype(a.dtype)
 
 
 _FLOAT_FNS = {
-    "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "log": np.log, "log2": np.log2, "log10": np.log10,
-    "log1p": np.log1p, "sqrt": np.sqrt, "rsqrt": _rsqrt, "sin": np.sin, "cos": np.cos, "tan": np.tan,
-    "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh,
-    "tanh": np.tanh, "sigmoid": _sigmoid, "erf": _erf, "reciprocal": np.reciprocal,
+    "exp": xp.exp, "exp2": xp.exp2, "expm1": xp.expm1, "log": xp.log, "log2": xp.log2, "log10": xp.log10,
+    "log1p": xp.log1p, "sqrt": xp.sqrt, "rsqrt": _rsqrt, "sin": xp.sin, "cos": xp.cos, "tan": xp.tan,
+    "asin": xp.arcsin, "acos": xp.arccos, "atan": xp.arctan, "sinh": xp.sinh, "cosh": xp.cosh,
+    "tanh": xp.tanh, "sigmoid": _sigmoid, "erf": _erf, "reciprocal": xp.reciprocal,
 }
 
 
 # -- unary: dtype preserving --------------------------------------------------------------------
 def abs(self):
     d = self._dtype
-    return wrap(np.abs(self._data), d.to_real() if d.category == _COMPLEX else d)
+    return wrap(xp.abs(self._data), d.to_real() if d.category == _COMPLEX else d)
 
 
 def neg(self):
-    return wrap(np.negative(self._data), self._dtype)
+    return wrap(xp.negative(self._data), self._dtype)
 
 
 def sign(self):
     a, d = self._data, self._dtype
     if d.category == _INTEGRAL:
-        return wrap(np.sign(a), d)
+        return wrap(xp.sign(a), d)
     if d is _BOOL:
         return wrap(a.copy(), d)
     # PyTorch's (0 < x) - (x < 0): NaN and -0.0 give +0
@@ -198,7 +199,7 @@ def _rounding(ufunc):
     return kernel
 
 
-floor, ceil, trunc, round = _rounding(np.floor), _rounding(np.ceil), _rounding(np.trunc), _rounding(np.rint)
+floor, ceil, trunc, round = _rounding(xp.floor), _rounding(xp.ceil), _rounding(xp.trunc), _rounding(xp.rint)
 
 
 def round_decimals(self, decimals):
@@ -209,16 +210,16 @@ def round_decimals(self, decimals):
     a = cast(self, c)
     if decimals >= 0:
         p = _number(10.0 ** decimals, c)
-        r = np.rint(a * p) / p
+        r = xp.rint(a * p) / p
     else:
         p = _number(10.0 ** -decimals, c)
-        r = np.rint(a / p) * p
+        r = xp.rint(a / p) * p
     return wrap(_rounded(r, d, c), d)
 
 
 def frac(self):
     a = self._data
-    return wrap(a - np.trunc(a), self._dtype)
+    return wrap(a - xp.trunc(a), self._dtype)
 
 
 def _truth(t):
@@ -226,11 +227,11 @@ def _truth(t):
 
 
 def logical_not(self):
-    return wrap(np.logical_not(_truth(self)), _BOOL)
+    return wrap(xp.logical_not(_truth(self)), _BOOL)
 
 
 def bitwise_not(self):
-    return wrap(np.invert(self._data), self._dtype)
+    return wrap(xp.invert(self._data), self._dtype)
 
 
 # -- binary arithmetic --------------------------------------------------------------------------
@@ -296,13 +297,13 @@ def div_mode(self, other, rounding_mode=None):
     if d.category == _INTEGRAL:
         _check_nonzero(b)
         if rounding_mode == "floor":
-            return wrap(np.floor_divide(a, b), d)
+            return wrap(xp.floor_divide(a, b), d)
         # a - fmod(a, b) is an exact multiple of b, so floor division of it truncates
-        return wrap(np.floor_divide(a - np.fmod(a, b), b), d)
+        return wrap(xp.floor_divide(a - xp.fmod(a, b), b), d)
     c = _opmath(d)
     a, b = a.astype(c.np, copy=False), b.astype(c.np, copy=False)
     # numpy's float floor_divide is PyTorch's div_floor (fmod-based, exact)
-    r = np.floor_divide(a, b) if rounding_mode == "floor" else np.trunc(_np_div(a, b))
+    r = xp.floor_divide(a, b) if rounding_mode == "floor" else xp.trunc(_np_div(a, b))
     return wrap(_rounded(r, d, c), d)
 
 
@@ -311,12 +312,12 @@ def remainder(self, other):
     a, b = cast(self, d), cast(other, d)
     if d.category == _INTEGRAL:
         _check_nonzero(b)
-        return wrap(np.remainder(a, b), d)
+        return wrap(xp.remainder(a, b), d)
     c = _opmath(d)
     a, b = a.astype(c.np, copy=False), b.astype(c.np, copy=False)
     # PyTorch's: fmod, moved into the divisor's sign (zero keeps the dividend's sign, unlike numpy)
-    m = np.fmod(a, b)
-    m = np.where((m != 0) & ((b < 0) != (m < 0)), m + b, m)
+    m = xp.fmod(a, b)
+    m = xp.where((m != 0) & ((b < 0) != (m < 0)), m + b, m)
     return wrap(_rounded(m, d, c), d)
 
 
@@ -325,36 +326,36 @@ def fmod(self, other):
     a, b = cast(self, d), cast(other, d)
     if d.category == _INTEGRAL:
         _check_nonzero(b)
-    return wrap(np.fmod(a, b), d)
+    return wrap(xp.fmod(a, b), d)
 
 
 def pow(self, exponent):
     d = binary_dtype(self, exponent)
     a, b = cast(self, d), cast(exponent, d)
     if b.ndim == 0 and b == 2:  # x ** 2, the common case, is one multiplication
-        return wrap(np.square(a), d)
+        return wrap(xp.square(a), d)
     if d.category == _INTEGRAL:
         if d.is_signed:
             neg = b < 0
             if neg.any():
                 return wrap(_int_pow_negative(a, b, neg, d), d)
-        return wrap(np.power(a, b), d)
+        return wrap(xp.power(a, b), d)
     c = _opmath(d)
-    r = np.power(a.astype(c.np, copy=False), b.astype(c.np, copy=False))
+    r = xp.power(a.astype(c.np, copy=False), b.astype(c.np, copy=False))
     return wrap(_rounded(r, d, c), d)
 
 
 def _int_pow_negative(a, b, neg, d):
     # numpy refuses negative integer exponents; PyTorch gives 1 for base 1, +-1 for base -1, else 0
-    r = np.power(a, np.where(neg, 0, b))
-    special = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0)).astype(d.np)
-    return np.where(neg, special, r)
+    r = xp.power(a, xp.where(neg, 0, b))
+    special = xp.where(a == 1, 1, xp.where(a == -1, xp.where(b % 2 == 0, 1, -1), 0)).astype(d.np)
+    return xp.where(neg, special, r)
 
 
 def atan2(self, other):
     d = float_dtype(binary_dtype(self, other))
     c = _opmath(d)
-    r = np.arctan2(cast(self, c), cast(other, c))
+    r = xp.arctan2(cast(self, c), cast(other, c))
     return wrap(_rounded(r, d, c), d)
 
 
@@ -389,13 +390,13 @@ def _logical(ufunc):
 # -- where, clamp -------------------------------------------------------------------------------
 def where(condition, self, other):
     d = binary_dtype(self, other)
-    return wrap(np.where(condition._data, cast(self, d), cast(other, d)), d)
+    return wrap(xp.where(condition._data, cast(self, d), cast(other, d)), d)
 
 
 def clamp_tensor(self, min=None, max=None):
     d = result_type(*[t for t in (self, min, max) if t is not None])
-    # np.clip is minimum(maximum(x, min), max), NaN-propagating like PyTorch, and much faster
-    r = np.clip(cast(self, d), None if min is None else cast(min, d), None if max is None else cast(max, d))
+    # xp.clip is minimum(maximum(x, min), max), NaN-propagating like PyTorch, and much faster
+    r = xp.clip(cast(self, d), None if min is None else cast(min, d), None if max is None else cast(max, d))
     # numpy has no clip loop for ml_dtypes' bfloat16 with both bounds and answers in float32
     return wrap(r if r.dtype == d.np else r.astype(d.np), d)
 
@@ -439,7 +440,7 @@ _KERNELS = {
     "fmod.Tensor": fmod, "fmod_.Tensor": _inplace(fmod),
     "pow.Tensor_Tensor": pow, "pow_.Tensor": _inplace(pow),
     "atan2": atan2, "atan2_": _inplace(atan2),
-    "maximum": _promoting(np.maximum), "minimum": _promoting(np.minimum),
+    "maximum": _promoting(xp.maximum), "minimum": _promoting(xp.minimum),
     "where.self": where, "clamp.Tensor": clamp_tensor, "clamp_.Tensor": _inplace(clamp_tensor),
     "round.decimals": round_decimals, "round_.decimals": _inplace(round_decimals),
 }
@@ -450,13 +451,13 @@ for _fn in (abs, neg, sign, floor, ceil, trunc, round, frac, logical_not, bitwis
     _name = "round" if _fn is round else _fn.__name__
     _KERNELS[_name] = _fn
     _KERNELS[_name + "_"] = _inplace(_fn)
-for _name, _ufunc in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("le", np.less_equal),
-                      ("gt", np.greater), ("ge", np.greater_equal)):
+for _name, _ufunc in (("eq", xp.equal), ("ne", xp.not_equal), ("lt", xp.less), ("le", xp.less_equal),
+                      ("gt", xp.greater), ("ge", xp.greater_equal)):
     _KERNELS[_name + ".Tensor"] = _comparison(_ufunc)
-for _name, _ufunc in (("and", np.logical_and), ("or", np.logical_or), ("xor", np.logical_xor)):
+for _name, _ufunc in (("and", xp.logical_and), ("or", xp.logical_or), ("xor", xp.logical_xor)):
     _KERNELS[f"logical_{_name}"] = _logical(_ufunc)
     _KERNELS[f"logical_{_name}_"] = _inplace(_KERNELS[f"logical_{_name}"])
-for _name, _ufunc in (("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwise_xor)):
+for _name, _ufunc in (("and", xp.bitwise_and), ("or", xp.bitwise_or), ("xor", xp.bitwise_xor)):
     _KERNELS[f"bitwise_{_name}.Tensor"] = _promoting(_ufunc)
     _KERNELS[f"bitwise_{_name}_.Tensor"] = _inplace(_KERNELS[f"bitwise_{_name}.Tensor"])
 
@@ -486,7 +487,7 @@ KERNELS["tanh_backward"] = quiet(_fused_backward(_tanh_backward))
 KERNELS["sigmoid_backward"] = quiet(_fused_backward(_sigmoid_backward))
 
 
-_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+_UINT = {2: xp.uint16, 4: xp.uint32, 8: xp.uint64}
 
 
 def threshold_backward(grad_output, self, threshold):
@@ -499,11 +500,11 @@ def threshold_backward(grad_output, self, threshold):
     g = grad_output._data
     u = _UINT.get(g.dtype.itemsize) if d.is_floating_point and g.ndim else None
     if u is None:
-        return wrap(np.where(self._data <= threshold, np.zeros((), g.dtype), g), d)
-    keep = np.less_equal(self._data, threshold)
-    np.logical_not(keep, out=keep)
+        return wrap(xp.where(self._data <= threshold, xp.zeros((), g.dtype), g), d)
+    keep = xp.less_equal(self._data, threshold)
+    xp.logical_not(keep, out=keep)
     out = keep.astype(u)
-    np.multiply(out, g.view(u), out=out)
+    xp.multiply(out, g.view(u), out=out)
     return wrap(out.view(g.dtype), d)
 
 

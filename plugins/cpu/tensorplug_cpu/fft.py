@@ -8,11 +8,11 @@ numpy's "backward", an inverse one unscaled is numpy's "forward".
 
 from __future__ import annotations
 
-import numpy as np
 
 import tensorplug
 
 from .kernels import wrap
+from .xp import xp
 
 _COMPLEX_OF = {tensorplug.float32: tensorplug.complex64, tensorplug.float64: tensorplug.complex128}
 _REAL_OF = {v: k for k, v in _COMPLEX_OF.items()}
@@ -21,7 +21,7 @@ _INVERSE_NORM = ("forward", "ortho", "backward")
 
 
 def _result(r, dtype):
-    return wrap(np.ascontiguousarray(r, dtype=dtype.np), dtype)
+    return wrap(xp.ascontiguousarray(r, dtype=dtype.np), dtype)
 
 
 def _fft_c2c(self, dim, normalization, forward):
@@ -29,9 +29,9 @@ def _fft_c2c(self, dim, normalization, forward):
     if not dim:
         return _result(a, self._dtype)
     if forward:
-        r = np.fft.fftn(a, axes=dim, norm=_FORWARD_NORM[normalization])
+        r = xp.fft.fftn(a, axes=dim, norm=_FORWARD_NORM[normalization])
     else:
-        r = np.fft.ifftn(a, axes=dim, norm=_INVERSE_NORM[normalization])
+        r = xp.fft.ifftn(a, axes=dim, norm=_INVERSE_NORM[normalization])
     return _result(r, self._dtype)
 
 
@@ -40,9 +40,9 @@ def _fft_r2c(self, dim, normalization, onesided):
     out = _COMPLEX_OF[self._dtype]
     norm = _FORWARD_NORM[normalization]
     if onesided:
-        r = np.fft.rfftn(a, axes=dim, norm=norm)
+        r = xp.fft.rfftn(a, axes=dim, norm=norm)
     else:
-        r = np.fft.fftn(a, axes=dim, norm=norm)
+        r = xp.fft.fftn(a, axes=dim, norm=norm)
     return _result(r, out)
 
 
@@ -51,7 +51,7 @@ def _fft_c2r(self, dim, normalization, last_dim_size):
     out = _REAL_OF[self._dtype]
     # numpy's irfftn takes the output length of every axis; only the last one changes
     sizes = [a.shape[d] for d in dim[:-1]] + [last_dim_size]
-    r = np.fft.irfftn(a, s=sizes, axes=dim, norm=_INVERSE_NORM[normalization])
+    r = xp.fft.irfftn(a, s=sizes, axes=dim, norm=_INVERSE_NORM[normalization])
     return _result(r, out)
 
 

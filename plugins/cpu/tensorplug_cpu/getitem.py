@@ -6,14 +6,14 @@ rules for a tuple of arrays and full slices are PyTorch's ``index`` rules.
 
 from __future__ import annotations
 
-import numpy as np
 
 import tensorplug
 
 from .kernels import wrap
+from .xp import xp
 
 _FULL = slice(None)
-_ndarray = np.ndarray
+_ndarray = xp.ndarray
 
 
 def index(self, indices):
@@ -21,7 +21,7 @@ def index(self, indices):
                 for i in indices)
     out = self._data[key]
     if out.__class__ is _ndarray and not out.flags.c_contiguous:
-        out = np.ascontiguousarray(out)
+        out = xp.ascontiguousarray(out)
     return wrap(out, self._dtype)
 
 

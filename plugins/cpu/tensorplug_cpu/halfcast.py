@@ -9,8 +9,9 @@ bits ml_dtypes (and PyTorch) give.
 from __future__ import annotations
 
 import numpy as np
+from .xp import xp
 
-_F32 = np.dtype(np.float32)
+_F32 = np.dtype(xp.float32)
 _BF16 = [None]  # ml_dtypes' bfloat16, resolved on first use (import tensorplug does not load ml_dtypes)
 
 
@@ -28,26 +29,26 @@ def is_bf16(np_dtype):
 
 def widen(a):
     """A bfloat16 array as float32 (exact)."""
-    out = np.asarray(a).view(np.uint16).astype(np.uint32)
+    out = xp.asarray(a).view(xp.uint16).astype(xp.uint32)
     out <<= 16
     return out.view(_F32)
 
 
 def narrow(a):
     """A float32 array rounded to bfloat16 (nearest, ties to even; NaN stays NaN)."""
-    a = np.asarray(a)
+    a = xp.asarray(a)
     shape = a.shape
     flat = a.reshape(-1)   # a view when contiguous; 0-d arrays become 1-d, so the in-place steps work
-    u = flat.view(np.uint32)
+    u = flat.view(xp.uint32)
     r = u >> 16
     r &= 1
     r += 0x7FFF
     r += u
     r >>= 16
-    out = r.astype(np.uint16)
+    out = r.astype(xp.uint16)
     nan = flat != flat
     if nan.any():
-        out[nan] = (u[nan] >> 16).astype(np.uint16) | 0x0040  # a quiet NaN with the same sign
+        out[nan] = (u[nan] >> 16).astype(xp.uint16) | 0x0040  # a quiet NaN with the same sign
     return out.view(_bf16()).reshape(shape)
 
 

@@ -14,10 +14,11 @@ import tensorplug
 from tensorplug.plugin_api import index_bounds_error
 
 from .kernels import wrap
+from .xp import xp
 
 _int64 = tensorplug.int64
 _int32 = tensorplug.int32
-_f32 = np.dtype(np.float32)
+_f32 = np.dtype(xp.float32)
 _HALF = ("float16", "bfloat16")
 
 
@@ -28,48 +29,48 @@ def _keys(a):
 
 def nonzero(self):
     a = self._data
-    r = np.argwhere(a)
-    return wrap(np.ascontiguousarray(r, dtype=np.int64).reshape(r.shape[0], a.ndim), _int64)
+    r = xp.argwhere(a)
+    return wrap(xp.ascontiguousarray(r, dtype=xp.int64).reshape(r.shape[0], a.ndim), _int64)
 
 
 def masked_select(self, mask):
-    a, m = np.broadcast_arrays(self._data, mask._data)
-    return wrap(np.ascontiguousarray(a[m]), self._dtype)
+    a, m = xp.broadcast_arrays(self._data, mask._data)
+    return wrap(xp.ascontiguousarray(a[m]), self._dtype)
 
 
 def _empty_long():
-    return wrap(np.empty((0,), dtype=np.int64), _int64)
+    return wrap(xp.empty((0,), dtype=xp.int64), _int64)
 
 
 def _unique_flat(a, return_inverse, return_counts):
     flat = a.reshape(-1)
     keys = _keys(flat)
-    order = np.argsort(keys, kind="stable")
+    order = xp.argsort(keys, kind="stable")
     s = keys[order]
     if s.size:
         # NaNs are each distinct, as in PyTorch's sort-based unique
-        new = np.empty(s.size, dtype=bool)
+        new = xp.empty(s.size, dtype=bool)
         new[0] = True
         new[1:] = (s[1:] != s[:-1])
         if s.dtype.kind == "f":
-            new[1:] |= np.isnan(s[1:])
+            new[1:] |= xp.isnan(s[1:])
     else:
-        new = np.zeros(0, dtype=bool)
-    starts = np.flatnonzero(new)
+        new = xp.zeros(0, dtype=bool)
+    starts = xp.flatnonzero(new)
     values = flat[order][starts]
     inverse = counts = None
     if return_inverse:
-        group = np.cumsum(new) - 1
-        inverse = np.empty(flat.size, dtype=np.int64)
+        group = xp.cumsum(new) - 1
+        inverse = xp.empty(flat.size, dtype=xp.int64)
         inverse[order] = group
         inverse = inverse.reshape(a.shape)
     if return_counts:
-        counts = np.diff(np.append(starts, s.size)).astype(np.int64)
+        counts = xp.diff(xp.append(starts, s.size)).astype(xp.int64)
     return values, inverse, counts
 
 
 def _unique_result(values, dtype, inverse, counts):
-    return (wrap(np.ascontiguousarray(values), dtype),
+    return (wrap(xp.ascontiguousarray(values), dtype),
             wrap(inverse, _int64) if inverse is not None else _empty_long(),
             wrap(counts, _int64) if counts is not None else _empty_long())
 
@@ -81,8 +82,8 @@ def unique2(self, sorted=True, return_inverse=False, return_counts=False):
 
 def _slices(a, dim):
     """``a`` with ``dim`` first and the rest flattened: one row per slice."""
-    moved = np.moveaxis(a, dim, 0)
-    return moved.reshape(moved.shape[0], int(np.prod(moved.shape[1:], dtype=np.int64))), moved.shape
+    moved = xp.moveaxis(a, dim, 0)
+    return moved.reshape(moved.shape[0], int(xp.prod(moved.shape[1:], dtype=xp.int64))), moved.shape
 
 
 def unique_dim(self, dim, sorted=True, return_inverse=False, return_counts=False):
@@ -95,22 +96,22 @@ def unique_dim(self, dim, sorted=True, return_inverse=False, return_counts=False
     keys = _keys(rows)
     if not rows.size:  # no elements: the slices are all equal (n of them) or there are none
         keep = min(n, 1) if rows.shape[1] == 0 else 0
-        values = np.moveaxis(np.moveaxis(a, dim, 0)[:keep], 0, dim) if n and not rows.shape[1] else \
-            np.moveaxis(np.empty((0,) + mshape[1:], dtype=a.dtype), 0, dim)
-        inv = np.zeros(n, dtype=np.int64)
-        cnt = np.array([n] if keep else [], dtype=np.int64)
+        values = xp.moveaxis(xp.moveaxis(a, dim, 0)[:keep], 0, dim) if n and not rows.shape[1] else \
+            xp.moveaxis(xp.empty((0,) + mshape[1:], dtype=a.dtype), 0, dim)
+        inv = xp.zeros(n, dtype=xp.int64)
+        cnt = xp.array([n] if keep else [], dtype=xp.int64)
         return _unique_result(values, self._dtype, inv if return_inverse else None, cnt if return_counts else None)
-    order = np.lexsort(keys.T[::-1]) if keys.shape[1] and n else np.arange(n)
+    order = xp.lexsort(keys.T[::-1]) if keys.shape[1] and n else xp.arange(n)
     s = keys[order]
-    new = np.ones(n, dtype=bool)
+    new = xp.ones(n, dtype=bool)
     if n > 1:
-        new[1:] = np.any(s[1:] != s[:-1], axis=1) if s.shape[1] else False
-    starts = np.flatnonzero(new)
-    values = np.moveaxis(rows[order][starts].reshape((len(starts),) + mshape[1:]), 0, dim)
-    group = np.cumsum(new) - 1
-    inverse = np.empty(n, dtype=np.int64)
+        new[1:] = xp.any(s[1:] != s[:-1], axis=1) if s.shape[1] else False
+    starts = xp.flatnonzero(new)
+    values = xp.moveaxis(rows[order][starts].reshape((len(starts),) + mshape[1:]), 0, dim)
+    group = xp.cumsum(new) - 1
+    inverse = xp.empty(n, dtype=xp.int64)
     inverse[order] = group
-    counts = np.diff(np.append(starts, n)).astype(np.int64)
+    counts = xp.diff(xp.append(starts, n)).astype(xp.int64)
     return _unique_result(values, self._dtype, inverse if return_inverse else None,
                           counts if return_counts else None)
 
@@ -120,10 +121,10 @@ def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None
     if dim is None or not a.ndim:
         flat = a.reshape(-1)
         keys = _keys(flat)
-        new = np.ones(flat.size, dtype=bool)
+        new = xp.ones(flat.size, dtype=bool)
         if flat.size > 1:
             new[1:] = keys[1:] != keys[:-1]
-        starts = np.flatnonzero(new)
+        starts = xp.flatnonzero(new)
         values = flat[starts]
         shape = a.shape
     else:
@@ -131,36 +132,36 @@ def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None
         rows, mshape = _slices(a, dim)
         keys = _keys(rows)
         n = rows.shape[0]
-        new = np.ones(n, dtype=bool)
+        new = xp.ones(n, dtype=bool)
         if n > 1 and rows.shape[1]:
-            new[1:] = np.any(keys[1:] != keys[:-1], axis=1)
+            new[1:] = xp.any(keys[1:] != keys[:-1], axis=1)
         elif n > 1:
             new[1:] = False
-        starts = np.flatnonzero(new)
-        values = np.moveaxis(rows[starts].reshape((len(starts),) + mshape[1:]), 0, dim)
+        starts = xp.flatnonzero(new)
+        values = xp.moveaxis(rows[starts].reshape((len(starts),) + mshape[1:]), 0, dim)
         shape = (n,)
-    inverse = (np.cumsum(new) - 1).astype(np.int64).reshape(shape) if return_inverse else None
-    counts = np.diff(np.append(starts, new.size)).astype(np.int64) if return_counts else None
+    inverse = (xp.cumsum(new) - 1).astype(xp.int64).reshape(shape) if return_inverse else None
+    counts = xp.diff(xp.append(starts, new.size)).astype(xp.int64) if return_counts else None
     return _unique_result(values, self._dtype, inverse, counts)
 
 
 def repeat_interleave_index(repeats, output_size=None):
-    r = repeats._data.astype(np.int64)
+    r = repeats._data.astype(xp.int64)
     if r.size and r.min() < 0:
         raise RuntimeError("repeats can not be negative")
     total = int(r.sum())
     if output_size is not None and output_size != total:
         raise RuntimeError("allocated size does not match required size")
-    return wrap(np.repeat(np.arange(r.size, dtype=repeats._data.dtype), r), repeats._dtype)
+    return wrap(xp.repeat(xp.arange(r.size, dtype=repeats._data.dtype), r), repeats._dtype)
 
 
 _IDENTITY = {"sum": 0, "mean": 0, "prod": 1}
-_UFUNC = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
+_UFUNC = {"sum": xp.add, "mean": xp.add, "prod": xp.multiply, "amax": xp.maximum, "amin": xp.minimum}
 
 
 def _extreme_identity(dtype, reduce):
     if dtype.kind == "f":
-        return -np.inf if reduce == "amax" else np.inf
+        return -xp.inf if reduce == "amax" else xp.inf
     if dtype.kind == "b":
         return reduce != "amax"
     info = np.iinfo(dtype)
@@ -179,14 +180,14 @@ def scatter_reduce_(self, dim, index, src, reduce, include_self=True):
         raise index_bounds_error(int(flat[(flat < 0) | (flat >= size)][0]), dim, size)
     s = src._data.reshape(1) if not src._data.ndim else src._data
     values = s[tuple(slice(0, n) for n in idx.shape)]
-    key = tuple(idx if d == dim else np.arange(n).reshape([-1 if e == d else 1 for e in range(idx.ndim)])
+    key = tuple(idx if d == dim else xp.arange(n).reshape([-1 if e == d else 1 for e in range(idx.ndim)])
                 for d, n in enumerate(idx.shape))
     half = a.dtype.name in _HALF
-    acc = a.astype(np.float32) if half else a.copy()
-    vals = values.astype(np.float32) if half else values
+    acc = a.astype(xp.float32) if half else a.copy()
+    vals = values.astype(xp.float32) if half else values
     if reduce == "sum" and acc.dtype.kind == "b":
-        acc = acc.astype(np.int64)
-        vals = vals.astype(np.int64)
+        acc = acc.astype(xp.int64)
+        vals = vals.astype(xp.int64)
     if not include_self:
         ident = _IDENTITY.get(reduce)
         if ident is None:
@@ -194,13 +195,13 @@ def scatter_reduce_(self, dim, index, src, reduce, include_self=True):
         acc[key] = ident
     _UFUNC[reduce].at(acc, key, vals)
     if reduce == "mean":
-        count = np.full(acc.shape, 1 if include_self else 0, dtype=np.int64)
-        np.add.at(count, key, 1)
-        count = np.maximum(count, 1)
+        count = xp.full(acc.shape, 1 if include_self else 0, dtype=xp.int64)
+        xp.add.at(count, key, 1)
+        count = xp.maximum(count, 1)
         if acc.dtype.kind == "f":
             acc = acc / count.astype(acc.dtype)
         else:
-            acc = np.floor_divide(acc, count).astype(acc.dtype)
+            acc = xp.floor_divide(acc, count).astype(acc.dtype)
     a[...] = acc.astype(a.dtype) if acc.dtype != a.dtype else acc
     return self
 
@@ -208,48 +209,48 @@ def scatter_reduce_(self, dim, index, src, reduce, include_self=True):
 def searchsorted(sorted_sequence, self, out_int32=False, right=False, side=None, sorter=None):
     seq, v = sorted_sequence._data, self._data
     side = side or ("right" if right else "left")
-    common = np.result_type(_keys(seq).dtype, _keys(v).dtype)
+    common = xp.result_type(_keys(seq).dtype, _keys(v).dtype)
     seq = seq.astype(common)
     v = v.astype(common)
-    out_dtype = np.int32 if out_int32 else np.int64
+    out_dtype = xp.int32 if out_int32 else xp.int64
     if sorter is not None:
-        seq = np.take_along_axis(seq, sorter._data, -1)
+        seq = xp.take_along_axis(seq, sorter._data, -1)
     if seq.ndim == 1:
-        out = np.searchsorted(seq, v, side=side)
+        out = xp.searchsorted(seq, v, side=side)
     else:
         rows = seq.reshape(-1, seq.shape[-1])
         vals = v.reshape(rows.shape[0], -1)
-        out = np.stack([np.searchsorted(r, x, side=side) for r, x in zip(rows, vals)]).reshape(v.shape) \
-            if rows.shape[0] else np.zeros(v.shape, dtype=np.int64)
-    return wrap(np.asarray(out, dtype=out_dtype).reshape(v.shape), _int32 if out_int32 else _int64)
+        out = xp.stack([xp.searchsorted(r, x, side=side) for r, x in zip(rows, vals)]).reshape(v.shape) \
+            if rows.shape[0] else xp.zeros(v.shape, dtype=xp.int64)
+    return wrap(xp.asarray(out, dtype=out_dtype).reshape(v.shape), _int32 if out_int32 else _int64)
 
 
 def bincount(self, weights=None, minlength=0):
-    a = self._data.astype(np.int64)
+    a = self._data.astype(xp.int64)
     if weights is None:
-        return wrap(np.bincount(a, minlength=minlength).astype(np.int64), _int64)
+        return wrap(xp.bincount(a, minlength=minlength).astype(xp.int64), _int64)
     w = weights._data
     dtype = tensorplug.float32 if weights._dtype is tensorplug.float32 else tensorplug.float64
-    out = np.bincount(a, weights=w.astype(np.float64), minlength=minlength)
+    out = xp.bincount(a, weights=w.astype(xp.float64), minlength=minlength)
     return wrap(out.astype(dtype.np), dtype)
 
 
 def histc(self, bins=100, min=0, max=0):
     a = self._data
-    work = a.astype(np.float32) if a.dtype.name in _HALF else a
+    work = a.astype(xp.float32) if a.dtype.name in _HALF else a
     lo, hi = float(min), float(max)
     if lo == hi and work.size:
         lo, hi = float(work.min()), float(work.max())
     if lo == hi:
         lo, hi = lo - 1, hi + 1
-    if not (np.isfinite(lo) and np.isfinite(hi)):
+    if not (xp.isfinite(lo) and xp.isfinite(hi)):
         raise RuntimeError(f"torch.histc: range of [{lo}, {hi}] is not finite")
     x = work.reshape(-1)
     x = x[(x >= lo) & (x <= hi)]
     lo_t, hi_t = work.dtype.type(lo), work.dtype.type(hi)
-    pos = ((x - lo_t) * work.dtype.type(bins) / (hi_t - lo_t)).astype(np.int64)
-    pos = np.minimum(pos, bins - 1)
-    out = np.bincount(pos, minlength=bins).astype(a.dtype)
+    pos = ((x - lo_t) * work.dtype.type(bins) / (hi_t - lo_t)).astype(xp.int64)
+    pos = xp.minimum(pos, bins - 1)
+    out = xp.bincount(pos, minlength=bins).astype(a.dtype)
     return wrap(out, self._dtype)
 
 

@@ -14,11 +14,12 @@ from tensorplug.plugin_api import (index_bounds_error, index_select_range_error,
                                      cat_plan)
 
 from .kernels import wrap
+from .xp import xp
 
 _int64 = tensorplug.int64
 _bool = tensorplug.bool
 _uint8 = tensorplug.uint8
-_f32 = np.dtype(np.float32)
+_f32 = np.dtype(xp.float32)
 _HALF = ("float16", "bfloat16")  # numpy dtype names: bfloat16's numpy dtype is resolved lazily
 
 
@@ -48,7 +49,7 @@ def index_select(self, dim, index):
         raise index_select_range_error(bad, dim % max(a.ndim, 1), a.ndim, size)
     if not a.ndim:
         return wrap(a.copy(), self._dtype)
-    return wrap(np.take(a, _as_1d(idx), axis=dim), self._dtype)
+    return wrap(xp.take(a, _as_1d(idx), axis=dim), self._dtype)
 
 
 def _leading(a, shape, dim):
@@ -62,10 +63,10 @@ def gather(self, dim, index, sparse_grad=False):
     idx = _as_1d(index._data)
     a = _as_1d(self._data)
     if not idx.size:
-        return wrap(np.empty(index._shape, dtype=a.dtype), self._dtype)
+        return wrap(xp.empty(index._shape, dtype=a.dtype), self._dtype)
     dim %= a.ndim
     _check_dim_index(idx, dim, a.shape[dim])
-    out = np.take_along_axis(_leading(a, idx.shape, dim), idx, dim)
+    out = xp.take_along_axis(_leading(a, idx.shape, dim), idx, dim)
     return wrap(out.reshape(index._shape), self._dtype)
 
 
@@ -84,7 +85,7 @@ def scatter_(self, dim, index, src):
     ops = _scatter_operands(self, dim, index, src)
     if ops is not None:
         a, idx, dim, values = ops
-        np.put_along_axis(_leading(a, idx.shape, dim), idx, values, dim)
+        xp.put_along_axis(_leading(a, idx.shape, dim), idx, values, dim)
     return self
 
 
@@ -94,15 +95,15 @@ def scatter_add_(self, dim, index, src):
         return self
     a, idx, dim, values = ops
     # full coordinates of every index element: its own position, except ``index`` along ``dim``
-    key = tuple(idx if d == dim else np.arange(s).reshape([-1 if e == d else 1 for e in range(idx.ndim)])
+    key = tuple(idx if d == dim else xp.arange(s).reshape([-1 if e == d else 1 for e in range(idx.ndim)])
                 for d, s in enumerate(idx.shape))
     if a.dtype.name in _HALF:
         # PyTorch sums float16/bfloat16 in float32 ("opmath") and rounds once per element
-        acc = a.astype(np.float32)
-        np.add.at(acc, key, values.astype(np.float32))
+        acc = a.astype(xp.float32)
+        xp.add.at(acc, key, values.astype(xp.float32))
         a[...] = acc
     else:
-        np.add.at(a, key, values)
+        xp.add.at(a, key, values)
     return self
 
 
@@ -117,7 +118,7 @@ def index_put_(self, indices, values, accumulate=False):
         elif ix._dtype is _bool or ix._dtype is _uint8:
             m = ix._data if ix._dtype is _bool else ix._data.astype(bool)
             key.append(m)
-            count = (int(np.count_nonzero(m)),)
+            count = (int(xp.count_nonzero(m)),)
             entries.extend([(count, 1)] * m.ndim if m.ndim else [(count, 0)])
             masks = True
             d += m.ndim
@@ -134,39 +135,39 @@ def index_put_(self, indices, values, accumulate=False):
         check_index_put_shapes(a.shape, entries, values._shape)
     key = tuple(key)
     if accumulate:
-        np.add.at(a, key, values._data)
+        xp.add.at(a, key, values._data)
     else:
         a[key] = values._data
     return self
 
 
 def masked_fill_(self, mask, value):
-    np.copyto(self._data, value._data, casting="unsafe", where=mask._data)
+    xp.copyto(self._data, value._data, casting="unsafe", where=mask._data)
     return self
 
 
 def cat(tensors, dim=0):
     kept, dim, dtype = cat_plan(tensors, dim)
     if not kept:
-        return wrap(np.empty((0,), dtype=dtype.np), dtype)
-    return wrap(np.concatenate([t._data for t in kept], axis=dim, dtype=dtype.np, casting="unsafe"), dtype)
+        return wrap(xp.empty((0,), dtype=dtype.np), dtype)
+    return wrap(xp.concatenate([t._data for t in kept], axis=dim, dtype=dtype.np, casting="unsafe"), dtype)
 
 
 def sort(self, stable=None, dim=-1, descending=False):
     a = self._data
     if not a.ndim:
-        return wrap(a.copy(), self._dtype), wrap(np.zeros((), dtype=np.int64), _int64)
+        return wrap(a.copy(), self._dtype), wrap(xp.zeros((), dtype=xp.int64), _int64)
     # ml_dtypes' bfloat16 sort does not order NaN; float32 holds every bfloat16 exactly
     keys = a.astype(_f32) if self._dtype is tensorplug.bfloat16 else a
     if descending:
         # a stable ascending sort of the reversed input, read backwards, is a stable descending
         # sort that puts NaN first, as PyTorch does
-        rev = np.argsort(np.flip(keys, dim), axis=dim, kind="stable")
-        idx = (a.shape[dim] - 1) - np.flip(rev, dim)
+        rev = xp.argsort(xp.flip(keys, dim), axis=dim, kind="stable")
+        idx = (a.shape[dim] - 1) - xp.flip(rev, dim)
     else:
-        idx = np.argsort(keys, axis=dim, kind="stable")
-    idx = idx.astype(np.int64, copy=False)
-    return wrap(np.take_along_axis(a, idx, dim), self._dtype), wrap(idx, _int64)
+        idx = xp.argsort(keys, axis=dim, kind="stable")
+    idx = idx.astype(xp.int64, copy=False)
+    return wrap(xp.take_along_axis(a, idx, dim), self._dtype), wrap(idx, _int64)
 
 
 KERNELS = {

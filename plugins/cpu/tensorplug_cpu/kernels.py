@@ -4,7 +4,11 @@ Conventions for every kernel in this package:
 
 * arguments arrive positionally in schema order, already checked by the core
   (shapes broadcast, devices agree, dtypes are allowed);
-* ``t._data`` is the numpy view of a tensor; results are wrapped with
+* they compute with the array module ``xp`` (``from .xp import xp``): numpy here, and whatever
+  :func:`tensorplug_cpu.kernel_library` is given when another backend instantiates the same
+  modules (cupy for tensorplug-cuda); ``np`` is kept for host-only names (``np.errstate``,
+  ``np.dtype``, ``np.finfo``);
+* ``t._data`` is the native (numpy) view of a tensor; results are wrapped with
   :func:`wrap` (fresh memory) or ``make_view`` (``tensorplug.plugin_api.wrap_view``, views);
 * the result dtype is the core's (``binary_dtype``, ``result_type``), never
   numpy's own promotion, which differs from PyTorch's.
@@ -12,17 +16,12 @@ Conventions for every kernel in this package:
 
 from __future__ import annotations
 
-import numpy as np
-
 import tensorplug
 from tensorplug import plugin_api as _api
-from tensorplug.plugin_api import tensor_maker, wrap_view as make_view
+from tensorplug.plugin_api import wrap_view as make_view
 
 from . import halfcast
-from .backend import CPU, BACKEND
-
-wrap = tensor_maker(BACKEND, CPU, native_type=np.ndarray, convert=np.asarray)
-"""``wrap(arr, dtype)``: a fresh CPU tensor around ``arr`` (numpy scalars become 0-d arrays)."""
+from .xp import xp, BACKEND, DEVICE as CPU, wrap
 
 
 def cast(t, dtype):
@@ -33,7 +32,7 @@ def cast(t, dtype):
 
 def write(self, values):
     """Store ``values`` (broadcast, cast to self's dtype) into ``self`` in place."""
-    np.copyto(self._data, values, casting="unsafe")
+    xp.copyto(self._data, values, casting="unsafe")
     return self
 
 
@@ -41,7 +40,7 @@ def write(self, values):
 # -- memory ----------------------------------------------------------------------------
 def empty(size, dtype=None, device=None):
     d = dtype or tensorplug.get_default_dtype()
-    return wrap(np.empty(size, dtype=d.np), d)
+    return wrap(xp.empty(size, dtype=d.np), d)
 
 
 def fill_(self, value):
@@ -54,7 +53,7 @@ def copy_(self, src, non_blocking=False):
         # a device tensor copied to host: its backend's copy_ kernel wins dispatch, so this
         # runs only for cpu->cpu; anything else is a bug in the backend registration
         raise RuntimeError(f"cpu copy_ kernel got a {src._device} source")
-    np.copyto(self._data, src._data, casting="unsafe")
+    xp.copyto(self._data, src._data, casting="unsafe")
     return self
 
 

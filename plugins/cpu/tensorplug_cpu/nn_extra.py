@@ -8,15 +8,15 @@ weight's gradient as one GEMM over every step at the end. float16 and bfloat16 c
 
 from __future__ import annotations
 
-import numpy as np
 
 from .elementwise import quiet
 from .kernels import wrap
+from .xp import xp
 
 
 def _f(t):
     a = t._data
-    return a if a.dtype in (np.float32, np.float64) else a.astype(np.float32)
+    return a if a.dtype in (xp.float32, xp.float64) else a.astype(xp.float32)
 
 
 def _out(a, like):
@@ -28,32 +28,32 @@ def lstm_scan(xw, h0, c0, w_hh):
     steps, b, g = x.shape
     hsz = g // 4
     ct = x.dtype
-    w = np.ascontiguousarray(_f(w_hh).T.astype(ct, copy=False))
-    out = np.empty((steps, b, hsz), ct)
-    cells = np.empty((steps, b, hsz), ct)
-    gates = np.empty((steps, b, g), ct)
+    w = xp.ascontiguousarray(_f(w_hh).T.astype(ct, copy=False))
+    out = xp.empty((steps, b, hsz), ct)
+    cells = xp.empty((steps, b, hsz), ct)
+    gates = xp.empty((steps, b, g), ct)
     h = _f(h0).astype(ct, copy=False)
     c = _f(c0).astype(ct, copy=False)
-    tmp = np.empty((b, hsz), ct)
+    tmp = xp.empty((b, hsz), ct)
     for t in range(steps):
         a = gates[t]
-        np.matmul(h, w, out=a)
+        xp.matmul(h, w, out=a)
         a += x[t]
         # sigmoid(v) = 0.5 * tanh(v / 2) + 0.5: one tanh over all four gates, no overflow
         a[:, :2 * hsz] *= 0.5
         a[:, 3 * hsz:] *= 0.5
-        np.tanh(a, out=a)
+        xp.tanh(a, out=a)
         a[:, :2 * hsz] *= 0.5
         a[:, :2 * hsz] += 0.5
         a[:, 3 * hsz:] *= 0.5
         a[:, 3 * hsz:] += 0.5
         i, f, gg, o = a[:, :hsz], a[:, hsz:2 * hsz], a[:, 2 * hsz:3 * hsz], a[:, 3 * hsz:]
         cn = cells[t]
-        np.multiply(f, c, out=cn)
-        np.multiply(i, gg, out=tmp)
+        xp.multiply(f, c, out=cn)
+        xp.multiply(i, gg, out=tmp)
         cn += tmp
         hn = out[t]
-        np.tanh(cn, out=hn)
+        xp.tanh(cn, out=hn)
         hn *= o
         h, c = hn, cn
     return _out(out, xw), _out(cells, xw), _out(gates, xw)
@@ -72,32 +72,32 @@ def lstm_scan_backward(grad_output, grad_cells, grad_gates, h0, c0, w_hh, output
     i, f, g, o = g4[:, :, 0], g4[:, :, 1], g4[:, :, 2], g4[:, :, 3]
     deriv = g4 * (1 - g4)  # sigmoid' for i, f, o
     deriv[:, :, 2] = 1 - g * g  # tanh' for g
-    tc = np.tanh(cs)
-    c_prev = np.concatenate([c0a[None], cs[:-1]], 0)
+    tc = xp.tanh(cs)
+    c_prev = xp.concatenate([c0a[None], cs[:-1]], 0)
     # d(pre-activation) of i, f, g per unit of dc, and of o per unit of dh
-    q = np.stack([g, c_prev, i], 2) * deriv[:, :, :3]
+    q = xp.stack([g, c_prev, i], 2) * deriv[:, :, :3]
     r = tc * deriv[:, :, 3]
     ao = o * (1 - tc * tc)  # dc per unit of dh
     # a gradient on the activated gates adds to the pre-activations through each gate's derivative
     extra = None if grad_gates is None else \
         (_f(grad_gates).astype(ct, copy=False).reshape(steps, b, 4, hsz) * deriv).reshape(steps, b, 4 * hsz)
-    dxw = np.empty((steps, b, 4 * hsz), ct)
+    dxw = xp.empty((steps, b, 4 * hsz), ct)
     d4 = dxw.reshape(steps, b, 4, hsz)
-    dh = np.zeros((b, hsz), ct)
-    dc = np.zeros((b, hsz), ct)
+    dh = xp.zeros((b, hsz), ct)
+    dc = xp.zeros((b, hsz), ct)
     for t in range(steps - 1, -1, -1):
         if go is not None:
             dh += go[t]
         if gc is not None:
             dc += gc[t]
         dc += dh * ao[t]
-        np.multiply(dc[:, None, :], q[t], out=d4[t, :, :3])
-        np.multiply(dh, r[t], out=d4[t, :, 3])
+        xp.multiply(dc[:, None, :], q[t], out=d4[t, :, :3])
+        xp.multiply(dh, r[t], out=d4[t, :, 3])
         if extra is not None:
             dxw[t] += extra[t]
         dh = dxw[t] @ w
         dc = dc * f[t]
-    prev = np.concatenate([_f(h0).astype(ct, copy=False)[None], out[:-1]], 0)
+    prev = xp.concatenate([_f(h0).astype(ct, copy=False)[None], out[:-1]], 0)
     dw = dxw.reshape(steps * b, 4 * hsz).T @ prev.reshape(steps * b, hsz)
     return _out(dxw, output), _out(dh, h0), _out(dc, c0), _out(dw, w_hh)
 
@@ -107,34 +107,34 @@ def lstm_scan_backward(grad_output, grad_cells, grad_gates, h0, c0, w_hh, output
 # -- CTC loss --------------------------------------------------------------------------------------------
 def _ctc_targets(targets, target_lengths):
     """Each sample's target labels (numpy int arrays), from (N, S) padded or 1-D concatenated targets."""
-    t = np.asarray(targets._data).astype(np.int64)
+    t = xp.asarray(targets._data).astype(xp.int64)
     if t.ndim == 1:
-        starts = np.concatenate([[0], np.cumsum(target_lengths)[:-1]]).astype(np.int64)
+        starts = xp.concatenate([[0], xp.cumsum(target_lengths)[:-1]]).astype(xp.int64)
         return [t[s:s + n] for s, n in zip(starts, target_lengths)]
     return [t[b, :n] for b, n in enumerate(target_lengths)]
 
 
 def _ctc_extended(labels, blank):
     n = 2 * len(labels) + 1
-    ext = np.full(n, blank, np.int64)
+    ext = xp.full(n, blank, xp.int64)
     ext[1::2] = labels
-    skip = np.zeros(n, bool)  # s may be reached from s - 2: a label that differs from the one before it
+    skip = xp.zeros(n, bool)  # s may be reached from s - 2: a label that differs from the one before it
     if len(labels) > 1:
         skip[3::2] = labels[1:] != labels[:-1]
     return ext, skip
 
 
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, zero_infinity=False):
-    lp = log_probs._data.astype(np.float64)
+    lp = log_probs._data.astype(xp.float64)
     t_max, batch, _ = lp.shape
     width = 2 * max(target_lengths, default=0) + 1
-    log_alpha = np.full((batch, t_max, width), -np.inf)
-    nll = np.empty(batch)
+    log_alpha = xp.full((batch, t_max, width), -xp.inf)
+    nll = xp.empty(batch)
     for b, labels in enumerate(_ctc_targets(targets, target_lengths)):
         ext, skip = _ctc_extended(labels, blank)
         n, steps = len(ext), input_lengths[b]
         if steps == 0:
-            nll[b] = 0.0 if n == 1 else np.inf
+            nll[b] = 0.0 if n == 1 else xp.inf
             continue
         la = log_alpha[b]
         emit = lp[:steps, b, :][:, ext]  # (T_b, n)
@@ -144,24 +144,24 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, zero_in
         for t in range(1, steps):
             prev = la[t - 1, :n]
             x = prev.copy()
-            x[1:] = np.logaddexp(x[1:], prev[:-1])
-            x[2:] = np.where(skip[2:], np.logaddexp(x[2:], prev[:-2]), x[2:])
+            x[1:] = xp.logaddexp(x[1:], prev[:-1])
+            x[2:] = xp.where(skip[2:], xp.logaddexp(x[2:], prev[:-2]), x[2:])
             la[t, :n] = x + emit[t]
-        end = la[steps - 1, n - 1] if n == 1 else np.logaddexp(la[steps - 1, n - 1], la[steps - 1, n - 2])
+        end = la[steps - 1, n - 1] if n == 1 else xp.logaddexp(la[steps - 1, n - 1], la[steps - 1, n - 2])
         nll[b] = -end
     if zero_infinity:
-        nll = np.where(np.isinf(nll), 0.0, nll)
+        nll = xp.where(xp.isinf(nll), 0.0, nll)
     dt = log_probs._dtype
     return wrap(nll.astype(dt.np), dt), wrap(log_alpha.astype(dt.np), dt)
 
 
 def ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha,
                       blank, zero_infinity=False):
-    lp = log_probs._data.astype(np.float64)
-    la_all = log_alpha._data.astype(np.float64)
-    g_out = np.broadcast_to(grad._data.astype(np.float64), (lp.shape[1],))
+    lp = log_probs._data.astype(xp.float64)
+    la_all = log_alpha._data.astype(xp.float64)
+    g_out = xp.broadcast_to(grad._data.astype(xp.float64), (lp.shape[1],))
     t_max, batch, classes = lp.shape
-    out = np.zeros_like(lp)
+    out = xp.zeros_like(lp)
     for b, labels in enumerate(_ctc_targets(targets, target_lengths)):
         ext, skip = _ctc_extended(labels, blank)
         n, steps = len(ext), input_lengths[b]
@@ -169,26 +169,26 @@ def ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, n
             continue
         emit = lp[:steps, b, :][:, ext]
         la = la_all[b, :steps, :n]
-        nll = -(la[steps - 1, n - 1] if n == 1 else np.logaddexp(la[steps - 1, n - 1], la[steps - 1, n - 2]))
-        if zero_infinity and np.isinf(nll):
+        nll = -(la[steps - 1, n - 1] if n == 1 else xp.logaddexp(la[steps - 1, n - 1], la[steps - 1, n - 2]))
+        if zero_infinity and xp.isinf(nll):
             continue
-        lb = np.full((steps, n), -np.inf)
+        lb = xp.full((steps, n), -xp.inf)
         lb[steps - 1, n - 1] = emit[steps - 1, n - 1]
         if n > 1:
             lb[steps - 1, n - 2] = emit[steps - 1, n - 2]
         for t in range(steps - 2, -1, -1):
             nxt = lb[t + 1]
             x = nxt.copy()
-            x[:-1] = np.logaddexp(x[:-1], nxt[1:])
-            x[:-2] = np.where(skip[2:], np.logaddexp(x[:-2], nxt[2:]), x[:-2])
+            x[:-1] = xp.logaddexp(x[:-1], nxt[1:])
+            x[:-2] = xp.where(skip[2:], xp.logaddexp(x[:-2], nxt[2:]), x[:-2])
             lb[t] = x + emit[t]
         ab = la + lb  # log(alpha * beta) per extended position
-        lcab = np.full((steps, classes), -np.inf)
+        lcab = xp.full((steps, classes), -xp.inf)
         for s in range(n):
             c = ext[s]
-            lcab[:, c] = np.logaddexp(lcab[:, c], ab[:, s])
+            lcab[:, c] = xp.logaddexp(lcab[:, c], ab[:, s])
         lpb = lp[:steps, b, :]
-        out[:steps, b, :] = (np.exp(lpb) - np.exp(lcab + nll - lpb)) * g_out[b]
+        out[:steps, b, :] = (xp.exp(lpb) - xp.exp(lcab + nll - lpb)) * g_out[b]
     dt = log_probs._dtype
     return wrap(out.astype(dt.np), dt)
 

@@ -10,9 +10,10 @@ updated in float32 and rounded once, as PyTorch's fused kernels do.
 from __future__ import annotations
 
 import numpy as np
+from .xp import xp
 
-_F32 = np.dtype(np.float32)
-_F64 = np.dtype(np.float64)
+_F32 = np.dtype(xp.float32)
+_F64 = np.dtype(xp.float64)
 
 
 def _adam_one(p, g, m, v, vmax, step, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, decoupled):
@@ -22,10 +23,10 @@ def _adam_one(p, g, m, v, vmax, step, lr, beta1, beta2, weight_decay, eps, amsgr
         p, g, m, v = p.reshape(1), g.reshape(1), m.reshape(1), v.reshape(1)
         vmax = vmax.reshape(1) if vmax is not None else None
     if maximize:
-        g = np.negative(g)
+        g = xp.negative(g)
     if weight_decay != 0:
         if decoupled:
-            np.multiply(p, c(1 - lr * weight_decay), out=p)
+            xp.multiply(p, c(1 - lr * weight_decay), out=p)
         else:
             g = g + p * c(weight_decay)
     w = 1 - beta1
@@ -35,20 +36,20 @@ def _adam_one(p, g, m, v, vmax, step, lr, beta1, beta2, weight_decay, eps, amsgr
         m += diff
     else:
         diff *= c(1 - w)
-        np.subtract(g, diff, out=m)
-    np.multiply(v, c(beta2), out=v)
+        xp.subtract(g, diff, out=m)
+    xp.multiply(v, c(beta2), out=v)
     sq = g * g
     sq *= c(1 - beta2)
     v += sq
     step_size = lr / (1 - beta1 ** step)
     bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
     if amsgrad:
-        np.maximum(vmax, v, out=vmax)
+        xp.maximum(vmax, v, out=vmax)
         v = vmax
-    denom = np.sqrt(v)
+    denom = xp.sqrt(v)
     denom /= c(bias_correction2_sqrt)
     denom += c(eps)
-    np.divide(m, denom, out=denom)
+    xp.divide(m, denom, out=denom)
     denom *= c(-step_size)
     p += denom
 

@@ -17,8 +17,9 @@ from tensorplug.plugin_api import sum_dtype, any_dtype
 from . import elementwise as _ew, halfcast
 from .elementwise import quiet
 from .kernels import wrap, cast
+from .xp import xp
 
-_f32 = np.dtype(np.float32)
+_f32 = np.dtype(xp.float32)
 _int64 = tensorplug.int64
 _HALF = (tensorplug.float16, tensorplug.bfloat16)
 _BF16 = tensorplug.bfloat16
@@ -36,7 +37,7 @@ def _accumulate(ufunc, self, axis, keepdim, d):
     return ufunc.reduce(self._data, axis=axis, dtype=d.np, keepdims=keepdim)
 
 
-_GEMV_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_GEMV_DTYPES = (np.dtype(xp.float32), np.dtype(xp.float64))
 _GEMV_MAX_INNER = 4096  # a trailing-axis sum longer than this keeps numpy's pairwise summation
 _ONES: dict = {}
 
@@ -44,7 +45,7 @@ _ONES: dict = {}
 def _ones(n, dt):
     v = _ONES.get((n, dt))
     if v is None:
-        v = np.ones(n, dt)
+        v = xp.ones(n, dt)
         if len(_ONES) < 64:
             _ONES[(n, dt)] = v
     return v
@@ -95,14 +96,14 @@ def sum(self, dim=None, keepdim=False, dtype=None):
         out = _sum_by_gemv(self._data, dim, keepdim)
         if out is not None:
             return wrap(out, d)
-    return wrap(_accumulate(np.add, self, _axes(self, dim), keepdim, d), d)
+    return wrap(_accumulate(xp.add, self, _axes(self, dim), keepdim, d), d)
 
 
 def prod(self, dim, keepdim=False, dtype=None):
     # PyTorch multiplies half types in their own precision, rounding at every step in an order
     # set by its vector width; one rounding of the float32 product is at least as accurate
     d = sum_dtype(self, dtype)
-    return wrap(_accumulate(np.multiply, self, dim if self._shape else None, keepdim, d), d)
+    return wrap(_accumulate(xp.multiply, self, dim if self._shape else None, keepdim, d), d)
 
 
 def cumsum(self, dim, dtype=None):
@@ -111,12 +112,12 @@ def cumsum(self, dim, dtype=None):
     if not self._shape:
         return wrap(a.astype(d.np), d)
     if d in _HALF:
-        return wrap(np.cumsum(cast(self, d), axis=dim, dtype=_f32).astype(d.np), d)
-    return wrap(np.cumsum(a, axis=dim, dtype=d.np), d)
+        return wrap(xp.cumsum(cast(self, d), axis=dim, dtype=_f32).astype(d.np), d)
+    return wrap(xp.cumsum(a, axis=dim, dtype=d.np), d)
 
 
 def _extreme(ufunc):
-    """amax/amin: np.maximum/np.minimum propagate NaN, as PyTorch does."""
+    """amax/amin: xp.maximum/xp.minimum propagate NaN, as PyTorch does."""
     def kernel(self, dim=(), keepdim=False):
         a = self._data
         if self._dtype is _BF16:
@@ -132,7 +133,7 @@ def _arg_extreme(fn):
         if self._dtype is _BF16:
             a = a.astype(_f32)
         out = fn(a, axis=dim if self._shape else None, keepdims=keepdim)
-        return wrap(out.astype(np.int64, copy=False), _int64)
+        return wrap(out.astype(xp.int64, copy=False), _int64)
     kernel.__name__ = fn.__name__
     return kernel
 
@@ -161,13 +162,13 @@ def matmul(self, other):
     d = self._dtype
     a, b = self._data, other._data
     if d in _HALF:
-        return wrap(halfcast.astype(np.matmul(halfcast.to_float32(a), halfcast.to_float32(b)), d.np), d)
+        return wrap(halfcast.astype(xp.matmul(halfcast.to_float32(a), halfcast.to_float32(b)), d.np), d)
     if _transposed_product(a, b):
-        return wrap(np.ascontiguousarray(np.matmul(b.T, a.T).T), d)
-    return wrap(np.matmul(a, b), d)
+        return wrap(xp.ascontiguousarray(xp.matmul(b.T, a.T).T), d)
+    return wrap(xp.matmul(a, b), d)
 
 
-_FAST_ADDMM = (np.dtype(np.float32), np.dtype(np.float64))
+_FAST_ADDMM = (np.dtype(xp.float32), np.dtype(xp.float64))
 
 
 def addmm(self, mat1, mat2, beta=1, alpha=1):
@@ -185,26 +186,26 @@ def addmm(self, mat1, mat2, beta=1, alpha=1):
     dn = d.np
     if dn in _FAST_ADDMM and k and alpha == 1 and beta == 1:
         if _transposed_product(a, b):
-            out = np.empty((n, p), dn)
-            np.add(np.matmul(b.T, a.T).T, s, out=out)
+            out = xp.empty((n, p), dn)
+            xp.add(xp.matmul(b.T, a.T).T, s, out=out)
         else:
-            out = np.matmul(a, b)
-            np.add(out, s, out=out)
+            out = xp.matmul(a, b)
+            xp.add(out, s, out=out)
         return wrap(out, d)
     if d.category < _api.FLOATING:
         beta, alpha = int(beta), int(alpha)
     c = _f32 if d in _HALF else dn
     if alpha == 0 or k == 0:
-        out = np.zeros((n, p), dn)
+        out = xp.zeros((n, p), dn)
     else:
         if c is not dn:
             a, b = halfcast.to_float32(a), halfcast.to_float32(b)
-        out = np.ascontiguousarray(np.matmul(b.T, a.T).T) if _transposed_product(a, b) else np.matmul(a, b)
+        out = xp.ascontiguousarray(xp.matmul(b.T, a.T).T) if _transposed_product(a, b) else xp.matmul(a, b)
         if alpha != 1:
-            out = out * np.array(alpha).astype(c)
+            out = out * xp.array(alpha).astype(c)
     if beta != 0:
         sc = s if c is dn else halfcast.to_float32(s)
-        out = out + (sc if beta == 1 else sc * np.array(beta).astype(c))
+        out = out + (sc if beta == 1 else sc * xp.array(beta).astype(c))
     return wrap(out if out.dtype == dn else halfcast.astype(out, dn), d)
 
 
@@ -222,7 +223,7 @@ def log_softmax(self, dim, dtype=None):
     if a.ndim == 0:
         axis = None
     s = a - a.max(axis=axis, keepdims=True)
-    out = s - np.log(np.exp(s).sum(axis=axis, keepdims=True))
+    out = s - xp.log(xp.exp(s).sum(axis=axis, keepdims=True))
     return wrap(out if out.dtype == d.np else out.astype(d.np), d)
 
 
@@ -230,7 +231,7 @@ def _nll_targets(target, ignore_index):
     """(ignored mask, target with ignored entries as class 0, as int64 indices)."""
     t = target._data
     ignored = t == ignore_index
-    return ignored, np.where(ignored, 0, t).astype(np.int64, copy=False)
+    return ignored, xp.where(ignored, 0, t).astype(xp.int64, copy=False)
 
 
 def nll_loss(self, target, weight=None, reduction=1, ignore_index=-100):
@@ -243,7 +244,7 @@ def nll_loss(self, target, weight=None, reduction=1, ignore_index=-100):
     bad = (safe < 0) | (safe >= c)
     if bad.any():
         raise IndexError(f"Target {int(safe[bad][0])} is out of bounds.")
-    picked = x[safe] if x.ndim == 1 else np.take_along_axis(x, np.expand_dims(safe, 1), 1).squeeze(1)
+    picked = x[safe] if x.ndim == 1 else xp.take_along_axis(x, xp.expand_dims(safe, 1), 1).squeeze(1)
     kept = wrap((~ignored).astype(d.np), d)
     w = kept if weight is None else _ew.mul(wrap(weight._data[safe], weight._dtype), kept)
     loss = _ew.mul(_ew.neg(wrap(picked, d)), w)
@@ -266,13 +267,13 @@ def nll_loss_backward(grad_output, self, target, weight=None, reduction=1, ignor
         w = weight._data[safe] * w
     g = grad_output._data
     if reduction == 1:
-        total = np.add.reduce(w, axis=None, dtype=_f32 if d in _HALF else dn)
-        g = np.true_divide(g, total.astype(dn))
+        total = xp.add.reduce(w, axis=None, dtype=_f32 if d in _HALF else dn)
+        g = xp.true_divide(g, total.astype(dn))
     axis = 0 if self._data.ndim == 1 else 1
-    out = np.zeros(self._shape, dn)
+    out = xp.zeros(self._shape, dn)
     # an ignored target gets no gradient (0, not 0 times an infinite mean when all are ignored)
-    vals = np.where(ignored, np.zeros((), dn), np.negative(np.multiply(g, w).astype(dn, copy=False)))
-    np.put_along_axis(out, np.expand_dims(safe, axis), np.expand_dims(vals, axis), axis)
+    vals = xp.where(ignored, xp.zeros((), dn), xp.negative(xp.multiply(g, w).astype(dn, copy=False)))
+    xp.put_along_axis(out, xp.expand_dims(safe, axis), xp.expand_dims(vals, axis), axis)
     return wrap(out, d)
 
 
@@ -281,9 +282,9 @@ log_softmax = quiet(log_softmax)
 
 KERNELS = {
     "sum.dim_IntList": sum, "prod.dim_int": prod, "cumsum": cumsum,
-    "amax": _extreme(np.maximum), "amin": _extreme(np.minimum),
-    "argmax": _arg_extreme(np.argmax), "argmin": _arg_extreme(np.argmin),
-    "any.dims": _logical(np.any), "all.dims": _logical(np.all),
+    "amax": _extreme(xp.maximum), "amin": _extreme(xp.minimum),
+    "argmax": _arg_extreme(xp.argmax), "argmin": _arg_extreme(xp.argmin),
+    "any.dims": _logical(xp.any), "all.dims": _logical(xp.all),
     "matmul": matmul, "addmm": addmm, "log_softmax.int": log_softmax, "nll_loss_backward": quiet(nll_loss_backward),
     "nll_loss": quiet(nll_loss),
 }

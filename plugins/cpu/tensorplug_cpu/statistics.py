@@ -3,13 +3,13 @@ nanmedian, mode and kthvalue (numpy; the core has checked dims, dtypes and k).""
 
 from __future__ import annotations
 
-import numpy as np
 
 import tensorplug
 from tensorplug.plugin_api import FLOATING
 
 from .elementwise import quiet
 from .kernels import wrap
+from .xp import xp
 
 _I64 = tensorplug.int64
 _HALF = (tensorplug.float16, tensorplug.bfloat16)
@@ -26,8 +26,8 @@ def _as_1d(a):
 def cumprod(self, dim, dtype=None):
     d = dtype or (self._dtype if self._dtype.category == FLOATING else _I64)
     a = _as_1d(self._data)
-    c = np.float32 if d in _HALF else d.np
-    r = np.cumprod(a.astype(c), axis=_axis(self, dim))
+    c = xp.float32 if d in _HALF else d.np
+    r = xp.cumprod(a.astype(c), axis=_axis(self, dim))
     return wrap(r.reshape(self._data.shape).astype(d.np, copy=False), d)
 
 
@@ -35,16 +35,16 @@ def _cumextreme(accumulate):
     def kernel(self, dim):
         a = _as_1d(self._data)
         ax = _axis(self, dim)
-        work = a.astype(np.float32) if self._dtype is tensorplug.bfloat16 else a
+        work = a.astype(xp.float32) if self._dtype is tensorplug.bfloat16 else a
         values = accumulate(work, axis=ax)
         hit = work == values
         if self._dtype.category == FLOATING:
-            hit |= np.isnan(work) & np.isnan(values)
+            hit |= xp.isnan(work) & xp.isnan(values)
         shape = [1] * a.ndim
         shape[ax] = a.shape[ax]
-        pos = np.arange(a.shape[ax], dtype=np.int64).reshape(shape)
+        pos = xp.arange(a.shape[ax], dtype=xp.int64).reshape(shape)
         # the index moves to i wherever x_i is (or ties) the running extreme: the latest one wins
-        idx = np.maximum.accumulate(np.where(hit, pos, 0), axis=ax)
+        idx = xp.maximum.accumulate(xp.where(hit, pos, 0), axis=ax)
         out_shape = self._data.shape
         return (wrap(values.astype(a.dtype, copy=False).reshape(out_shape), self._dtype),
                 wrap(idx.reshape(out_shape), _I64))
@@ -55,8 +55,8 @@ def _cumextreme(accumulate):
 def logcumsumexp(self, dim):
     d = self._dtype
     a = _as_1d(self._data)
-    c = np.float32 if d in _HALF else a.dtype
-    r = np.logaddexp.accumulate(a.astype(c), axis=_axis(self, dim))
+    c = xp.float32 if d in _HALF else a.dtype
+    r = xp.logaddexp.accumulate(a.astype(c), axis=_axis(self, dim))
     return wrap(r.reshape(self._data.shape).astype(d.np, copy=False), d)
 
 
@@ -66,43 +66,43 @@ def _finish(self, dim, keepdim, values, idx):
         values, idx = values.squeeze(_axis(self, dim)), idx.squeeze(_axis(self, dim))
         if not self._data.ndim:
             values, idx = values.reshape(()), idx.reshape(())
-    return wrap(np.array(values, order="C"), self._dtype), wrap(np.array(idx, order="C"), _I64)
+    return wrap(xp.array(values, order="C"), self._dtype), wrap(xp.array(idx, order="C"), _I64)
 
 
 def _sortable(self):
     a = _as_1d(self._data)
-    return a.astype(np.float32) if self._dtype is tensorplug.bfloat16 else a
+    return a.astype(xp.float32) if self._dtype is tensorplug.bfloat16 else a
 
 
 def _select_sorted(self, dim, keepdim, position):
     """The element at ``position(order, n_valid)`` (per slice, kept dims) of each slice sorted along dim."""
     a = _sortable(self)
     ax = _axis(self, dim)
-    order = np.argsort(a, axis=ax, kind="stable")  # NaN last
-    nan = np.isnan(a) if self._dtype.category == FLOATING else np.zeros(a.shape, bool)
-    k = position(a.shape[ax], np.sum(~nan, axis=ax, keepdims=True))
-    idx = np.take_along_axis(order, k, axis=ax)
-    values = np.take_along_axis(_as_1d(self._data), idx, axis=ax)
+    order = xp.argsort(a, axis=ax, kind="stable")  # NaN last
+    nan = xp.isnan(a) if self._dtype.category == FLOATING else xp.zeros(a.shape, bool)
+    k = position(a.shape[ax], xp.sum(~nan, axis=ax, keepdims=True))
+    idx = xp.take_along_axis(order, k, axis=ax)
+    values = xp.take_along_axis(_as_1d(self._data), idx, axis=ax)
     return _finish(self, dim, keepdim, values, idx)
 
 
 def median_dim(self, dim, keepdim=False):
     def position(n, valid):
         # a slice with NaN gives its first NaN: the first one in sorted (stable) order
-        return np.where(valid < n, valid, (n - 1) // 2)
+        return xp.where(valid < n, valid, (n - 1) // 2)
     return _select_sorted(self, dim, keepdim, position)
 
 
 def nanmedian_dim(self, dim, keepdim=False):
     def position(n, valid):
         # an all-NaN slice gives its middle NaN, as PyTorch does
-        return np.where(valid == 0, (n - 1) // 2, (np.maximum(valid, 1) - 1) // 2)
+        return xp.where(valid == 0, (n - 1) // 2, (xp.maximum(valid, 1) - 1) // 2)
     return _select_sorted(self, dim, keepdim, position)
 
 
 def kthvalue(self, k, dim=-1, keepdim=False):
     def position(n, valid):
-        return np.full(valid.shape, k - 1, dtype=np.int64)
+        return xp.full(valid.shape, k - 1, dtype=xp.int64)
     return _select_sorted(self, dim, keepdim, position)
 
 
@@ -115,36 +115,36 @@ def nanmedian(self):
 
 
 def _flat(self):
-    return wrap(np.ascontiguousarray(self._data).reshape(-1), self._dtype)
+    return wrap(xp.ascontiguousarray(self._data).reshape(-1), self._dtype)
 
 
 def mode(self, dim=-1, keepdim=False):
     a = _sortable(self)
     ax = _axis(self, dim)
-    moved = np.moveaxis(a, ax, -1)
+    moved = xp.moveaxis(a, ax, -1)
     rows = moved.reshape(-1, moved.shape[-1])
     n = rows.shape[1]
-    values = np.empty(rows.shape[0], dtype=a.dtype)
-    idx = np.empty(rows.shape[0], dtype=np.int64)
+    values = xp.empty(rows.shape[0], dtype=a.dtype)
+    idx = xp.empty(rows.shape[0], dtype=xp.int64)
     for r, row in enumerate(rows):
-        srt = np.sort(row)
+        srt = xp.sort(row)
         # runs of equal values (each NaN a run of its own); the longest, the first (smallest) on ties
-        starts = np.flatnonzero(np.concatenate(([True], srt[1:] != srt[:-1])))
-        lengths = np.diff(np.append(starts, n))
-        v = srt[starts[np.argmax(lengths)]]
+        starts = xp.flatnonzero(xp.concatenate(([True], srt[1:] != srt[:-1])))
+        lengths = xp.diff(xp.append(starts, n))
+        v = srt[starts[xp.argmax(lengths)]]
         values[r] = v
-        same = (row == v) if v == v else np.isnan(row)
-        idx[r] = n - 1 - np.argmax(same[::-1])
+        same = (row == v) if v == v else xp.isnan(row)
+        idx[r] = n - 1 - xp.argmax(same[::-1])
     out_shape = moved.shape[:-1] + (1,)
-    values = np.moveaxis(values.reshape(out_shape), -1, ax)
-    idx = np.moveaxis(idx.reshape(out_shape), -1, ax)
+    values = xp.moveaxis(values.reshape(out_shape), -1, ax)
+    idx = xp.moveaxis(idx.reshape(out_shape), -1, ax)
     return _finish(self, dim, keepdim, values.astype(self._data.dtype), idx)
 
 
 KERNELS = {
     "cumprod": quiet(cumprod),
-    "cummax": quiet(_cumextreme(np.maximum.accumulate)),
-    "cummin": quiet(_cumextreme(np.minimum.accumulate)),
+    "cummax": quiet(_cumextreme(xp.maximum.accumulate)),
+    "cummin": quiet(_cumextreme(xp.minimum.accumulate)),
     "logcumsumexp": quiet(logcumsumexp),
     "median": quiet(median), "nanmedian": quiet(nanmedian),
     "median.dim": quiet(median_dim), "nanmedian.dim": quiet(nanmedian_dim),
