@@ -34,6 +34,8 @@ NOT_OPS = {
     "size", "stride", "storage_offset", "untyped_storage", "data_ptr",
     # host transfers and devices (the conformance suite's round trips)
     "item", "tolist", "numpy", "cpu",
+    # CUDA moves and pinned host memory (tensorplug-cuda's tests, simulated in make test)
+    "cuda", "pin_memory", "is_pinned",
     # the type name string (type(dtype) converts like .to, an entry)
     "type",
     # quantized tensors' accessors: a plain tensor's raise or (dequantize) return it; the

@@ -36,6 +36,7 @@ from .ops import joining as _joining, indexing as _indexing, getitem as _getitem
 from .ops import sorting as _sorting, reductions as _reductions, linalg as _linalg  # noqa: F401
 from .ops import activations as _activations, random as _random, methods as _methods  # noqa: F401
 from .ops import nn_ops as _nn_ops  # noqa: F401
+from .ops.factories import dlpack_import as _dlpack_import
 from .ops import linalg_decomp as _linalg_decomp, linalg_functions as _linalg_fns, products as _products  # noqa: F401
 from .ops import nn_conv_extra as _nn_conv_extra  # noqa: F401
 from .ops import linalg_factor as _linalg_factor, linalg_composites as _linalg_composites  # noqa: F401
@@ -72,8 +73,14 @@ is_tensor = lambda obj: _builtins.isinstance(obj, Tensor)  # noqa: E731
 
 
 def from_dlpack(ext_tensor):
-    """A CPU tensor sharing memory with any object that implements ``__dlpack__``."""
-    return from_numpy(_np.from_dlpack(ext_tensor))
+    """A tensor sharing memory with any object that implements ``__dlpack__`` (zero-copy).
+
+    Host memory becomes a CPU tensor; device memory becomes a tensor of the enabled backend whose
+    ``dlpack_device_type`` is the object's DLPack device type (tensorplug-cuda's for a cupy array),
+    on the object's device. ``BufferError`` when no enabled backend holds that kind of memory.
+    """
+    t = _dlpack_import(ext_tensor)
+    return from_numpy(_np.from_dlpack(ext_tensor)) if t is None else t
 
 
 def get_default_device():

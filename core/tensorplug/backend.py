@@ -48,6 +48,9 @@ class Backend:
     autocast_dtype = None
     autocast_lists = None
     autocast_policy = None
+    #: the DLPack device type of the backend's memory (2 = kDLCUDA), or None: ``tensorplug.from_dlpack``
+    #: hands objects of that type to :meth:`from_dlpack`, and ``Tensor.__dlpack__`` exports the native array
+    dlpack_device_type = None
 
     def is_available(self) -> bool:
         return True
@@ -92,6 +95,11 @@ class Backend:
 
     def storage_nbytes(self, root):
         return 0
+
+    def from_dlpack(self, ext, device_index):
+        """A native array sharing the memory of DLPack producer ``ext`` on device ``device_index``
+        (backends with a ``dlpack_device_type``)."""
+        raise BufferError(f"{self.name} cannot import DLPack tensors")
 
     def synchronize(self, device=None):
         pass
@@ -176,6 +184,8 @@ def normalize_device(dev):
     else:
         count = b.device_count()
         if d.index >= count:
+            if count == 0:
+                b.normalize_device(d)  # a backend without devices may say why (no driver, no GPU)
             raise RuntimeError(f"{d.type} error: invalid device ordinal: device {d} was requested but "
                                f"device_count() is {count}")
         n = b.normalize_device(d)

@@ -246,11 +246,20 @@ def parser():
     return ap
 
 
+def _check_device(name):
+    """Exit with the backend's own message when ``--device`` cannot be used (no plugin, no GPU, no cupy)."""
+    try:
+        tp.zeros(1, device=name)
+    except (RuntimeError, ValueError) as e:
+        raise SystemExit(f"tensorplug demo: --device {name}: {e}") from None
+
+
 def main(argv=None):
     args = parser().parse_args(argv)
     if args.tour:
         tour()
         return 0
+    _check_device(args.device)
     if args.profile:
         try:
             profiler = tp.profiler  # provided by the tensorplug-profiler plugin

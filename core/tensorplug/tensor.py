@@ -296,7 +296,7 @@ class Tensor:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
         if self._device.type != "cpu" and not force:
-            raise TypeError(f"can't convert {self._device.type} device type tensor to numpy. "
+            raise TypeError(f"can't convert {self._device} device type tensor to numpy. "
                             "Use Tensor.cpu() to copy the tensor to host memory first.")
         return backend_of(self._device.type).to_numpy(self._data)
 
@@ -351,16 +351,34 @@ class Tensor:
         return (_rebuild, (self._host().copy(), self._dtype.name, str(self._device), self._requires_grad))
 
     def __dlpack__(self, stream=None, **kwargs):
-        """Export as a DLPack capsule (CPU tensors; consumers share the memory)."""
+        """Export as a DLPack capsule (consumers share the memory): CPU tensors, and tensors of a backend
+        with a ``dlpack_device_type`` (cuda through cupy)."""
         if self._requires_grad:
             raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
-        if self._device.type != "cpu":
-            raise BufferError(f"__dlpack__ is only supported for cpu tensors, not {self._device.type}")
+        if self._device.type != "cpu" and backend_of(self._device.type).dlpack_device_type is None:
+            raise BufferError(f"__dlpack__ is not supported for {self._device.type} tensors")
         # max_version / dl_device / copy must reach numpy, or it exports a legacy, read-only capsule
         return self._data.__dlpack__(stream=stream, **kwargs)
 
     def __dlpack_device__(self):
-        return (1, 0)
+        if self._device.type == "cpu":
+            return (1, 0)
+        return self._data.__dlpack_device__()
+
+    @property
+    def __cuda_array_interface__(self):
+        """CUDA Array Interface (version 3) of a cuda tensor's memory, for zero-copy exchange."""
+        if self._device.type != "cuda":
+            raise AttributeError(f"Can't get __cuda_array_interface__ on non-CUDA tensor type: {self.type()}")
+        if self._requires_grad:
+            raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad. "
+                               "If gradients aren't required, use var.detach() to get Variable that doesn't "
+                               "require grad.")
+        try:
+            return self._data.__cuda_array_interface__
+        except AttributeError:
+            raise AttributeError("__cuda_array_interface__: this cuda tensor's memory is not CUDA memory "
+                                 "(the simulated mode keeps it on the host)") from None
 
 
 def from_host(arr, dtype, device):

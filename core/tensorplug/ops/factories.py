@@ -9,7 +9,9 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import _state
+from .. import backend as _backend
 from ..backend import backend_for, canonical_device
+from ..dispatch.keys import Dense
 from ..device import device as _device
 from ..tensor import Tensor, make_tensor, from_host
 from . import memory as _mem
@@ -195,6 +197,27 @@ def as_tensor(data, dtype=None, device=None):
         except (TypeError, ValueError):
             pass
     return tensor(data, dtype=dtype, device=device)
+
+
+def dlpack_import(ext):
+    """``tensorplug.from_dlpack`` of an object in device memory: a tensor of the backend holding it, or
+    None for host memory (the CPU path)."""
+    get_dev = getattr(ext, "__dlpack_device__", None)
+    if get_dev is None:
+        return None
+    typ, index = get_dev()
+    typ = int(typ)
+    if typ in (1, 3):  # kDLCPU, kDLCUDAHost: host memory
+        return None
+    holder = next((b for b in _backend.BACKENDS.values() if b.dlpack_device_type == typ), None)
+    if holder is None and _backend.MANAGER.complete_pending():  # a plugin whose import was pending
+        holder = next((b for b in _backend.BACKENDS.values() if b.dlpack_device_type == typ), None)
+    if holder is not None:
+        native = holder.from_dlpack(ext, int(index))
+        dev = _backend.canonical_device(_device(holder.name, int(index)))
+        return make_tensor(native, _dt.from_numpy_dtype(native.dtype), dev, holder.ks | Dense.bit)
+    raise BufferError(f"from_dlpack: no enabled backend holds DLPack device type {typ} (a cuda array needs "
+                      f"tensorplug-cuda)")
 
 
 def from_numpy(ndarray):

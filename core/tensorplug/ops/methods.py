@@ -13,7 +13,7 @@ import weakref
 
 from .. import dtypes as _dt
 from ..autograd import backward as _backward
-from ..backend import canonical_device
+from ..backend import canonical_device, BACKENDS
 from ..device import device as _device
 from ..autograd.graph import check_hook_result
 from ..dispatch.argcheck import check_no_internal_overlap
@@ -194,7 +194,49 @@ def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, mem
 
 attach("to", to)
 attach("type_as", lambda self, other: to(self, other.dtype))
-attach("cpu", lambda self: to(self, "cpu"))
+attach("cpu", lambda self, memory_format=None: to(self, "cpu"))
+
+
+def cuda(self, device=None, non_blocking=False, memory_format=None):
+    """A copy on a CUDA device (the current one when ``device`` is None; ``self`` if already there).
+
+    Needs a plugin serving ``"cuda"`` (tensorplug-cuda); its error says what is missing otherwise.
+    """
+    if device is None:
+        dev = _device("cuda")
+    elif isinstance(device, int) and not isinstance(device, bool):
+        dev = _device("cuda", device)
+    else:
+        dev = _device(device)
+        if dev.type != "cuda":
+            raise RuntimeError(f"Invalid device, must be cuda device, got {dev}")
+    return to(self, dev, non_blocking=non_blocking)
+
+
+def _cuda_runtime(name):
+    b = BACKENDS.get("cuda")
+    return None if b is None else getattr(getattr(b, "runtime", None), name, None)
+
+
+def pin_memory(self, device=None):
+    """A copy of this CPU tensor in page-locked host memory (needs a CUDA backend, as in PyTorch)."""
+    impl = _cuda_runtime("pin_memory")
+    if impl is None:
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    if self._device.type != "cpu":
+        raise RuntimeError(f"cannot pin '{self._device.type}' memory: only CPU memory can be pinned")
+    return impl(self)
+
+
+def is_pinned(self, device=None):
+    """Whether this tensor lives in page-locked host memory (False without a CUDA backend)."""
+    impl = _cuda_runtime("is_pinned")
+    return False if impl is None or self._device.type != "cpu" else bool(impl(self))
+
+
+attach("cuda", cuda)
+attach("pin_memory", pin_memory)
+attach("is_pinned", is_pinned)
 for _n, _d in {"float": _dt.float32, "double": _dt.float64, "half": _dt.float16, "bfloat16": _dt.bfloat16,
                "long": _dt.int64, "int": _dt.int32, "short": _dt.int16, "char": _dt.int8, "byte": _dt.uint8,
                "bool": _dt.bool}.items():

@@ -21,6 +21,8 @@ from . import samples as S
 from .opinfo import OP_DB, OpInfo, SampleInput
 from .samples import ALL, FLOATING, NO_BOOL, make_tensor, index_tensor, small_when_grad
 from .samples import error_input as _err, errors_of as _errors
+
+_HOST = tp.device("cpu")  # a factory sample's device: the suite moves it to the device under test
 from .op_db_tensorops import _case, _samples, _ten, _idx, _on_copy, _T, _NC
 
 _FL = (tp.float32, tp.float64)
@@ -89,8 +91,8 @@ def _scalar_tensor_samples(device, dtype, requires_grad):
     for i, v in enumerate((-5, 0, 1, 2.5)):
         if dtype is tp.bool or not dtype.is_floating_point and isinstance(v, float):
             v = int(v)
-        yield SampleInput(v, (), {"dtype": dtype}, name=str(i))
-    yield SampleInput(3, (), {}, name="default_dtype")
+        yield SampleInput(v, (), {"dtype": dtype, "device": _HOST}, name=str(i))
+    yield SampleInput(3, (), {"device": _HOST}, name="default_dtype")
 
 
 _add("scalar_tensor", tp.scalar_tensor, lambda s, dtype=None: S.cast(s, S.np_dtype(dtype) if dtype is not None
@@ -573,7 +575,7 @@ def _zeros_ref(size, *args, dtype=None):
 
 def _factory_samples(device, dtype, requires_grad):
     for i, (size, stride) in enumerate((((2, 3), (1, 2)), ((4,), (2,)), ((), ()), ((2, 0, 3), (1, 1, 1)))):
-        yield SampleInput(size, (stride,), {"dtype": dtype}, name=str(i))
+        yield SampleInput(size, (stride,), {"dtype": dtype, "device": _HOST}, name=str(i))
 
 
 _add("empty_strided", _zeroed(tp.empty_strided, "empty_strided"), _zeros_ref, ALL, _factory_samples,
@@ -584,7 +586,7 @@ _add("empty_strided", _zeroed(tp.empty_strided, "empty_strided"), _zeros_ref, AL
 
 def _permuted_samples(device, dtype, requires_grad):
     for i, (size, order) in enumerate((((2, 3, 4), (2, 0, 1)), ((3,), (0,)), ((), ()), ((1, 3, 5), (1, 2, 0)))):
-        yield SampleInput(size, (order,), {"dtype": dtype}, name=str(i))
+        yield SampleInput(size, (order,), {"dtype": dtype, "device": _HOST}, name=str(i))
 
 
 _add("empty_permuted", _zeroed(tp.empty_permuted, "empty_permuted"), _zeros_ref, ALL, _permuted_samples,

@@ -37,6 +37,7 @@ from ..backend import BACKENDS, backend_of
 from ..dispatch import dispatcher as _d
 from ..dispatch.keys import Dense
 from ..tensor import Tensor
+from . import samples as _samples
 from .opinfo import OP_DB, SampleInput
 
 
@@ -455,8 +456,18 @@ def move_sample(sample, device, *, requires_grad=False, layout="same"):
                 m.requires_grad_(True)
             memo[id(t)] = m
         return m
-    return SampleInput(map_tensors(sample.input, move), map_tensors(tuple(sample.args), move),
-                       map_tensors(dict(sample.kwargs), move), sample.name)
+    kwargs = map_tensors(dict(sample.kwargs), move)
+    if isinstance(kwargs.get("device"), tp.device):  # a factory's sample: it makes its result on the device
+        kwargs["device"] = device
+    return SampleInput(map_tensors(sample.input, move), map_tensors(tuple(sample.args), move), kwargs,
+                       sample.name)
+
+
+def _placed(sample, device):
+    """``device`` when the sample's result should be on it (it has a tensor or a device argument), else None:
+    an op given no tensor and no device (``block_diag()``) makes its result on the default device."""
+    has_device = isinstance(sample.kwargs.get("device"), tp.device)
+    return device if has_device or sample_tensors(sample) else None
 
 
 RANDOM_SEED = 20240229
@@ -488,11 +499,8 @@ def to_numpy(x):
 
 
 def reference(opinfo, sample):
-    """``opinfo.ref`` on the sample's values as numpy arrays (their own dtypes, bfloat16 from ml_dtypes)."""
-    args = to_numpy((sample.input,) + tuple(sample.args))
-    kwargs = to_numpy(dict(sample.kwargs))
-    with np.errstate(all="ignore"):
-        return opinfo.ref(*args, **kwargs)
+    """``opinfo.ref`` on the sample's values as numpy arrays (``samples.reference_call``)."""
+    return _samples.reference_call(opinfo, sample)
 
 
 # (atol, rtol) per dtype: PyTorch's torch.testing defaults, float16 widened because its
@@ -637,7 +645,7 @@ def check_forward(device_type, opinfo, dtype):
         what = "reference" if opinfo.ref is not None else "CPU result"
         atol, rtol = tolerance(opinfo, dtype, *[d for d in _dtypes_of(actual) if d is not None])
         assert_same_results(actual, expected, atol, rtol,
-                            f"{_label(opinfo, s, i, dev, dtype)}: result vs {what}", dev)
+                            f"{_label(opinfo, s, i, dev, dtype)}: result vs {what}", _placed(s, dev))
 
 
 def _gradcheck_applies(device_type, opinfo, dtype):
@@ -775,7 +783,8 @@ def check_noncontiguous(device_type, opinfo, dtype):
         actual = call(opinfo, move_sample(s, dev, layout="noncontiguous"))
         atol, rtol = tolerance(opinfo, dtype, *[d for d in _dtypes_of(expected) if d is not None])
         assert_same_results(actual, expected, atol, rtol,
-                            f"{_label(opinfo, s, i, dev, dtype)}: non-contiguous vs contiguous inputs", dev)
+                            f"{_label(opinfo, s, i, dev, dtype)}: non-contiguous vs contiguous inputs",
+                            _placed(s, dev))
 
 
 def _out_of_place_applies(device_type, opinfo, dtype):

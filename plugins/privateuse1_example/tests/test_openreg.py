@@ -44,7 +44,7 @@ def test_memory_lives_in_cpp_and_moves_only_by_copies(values, dtype):
     host.fill_(0)  # the device copy shares nothing with the host tensor
     assert x.cpu().tolist() == tp.tensor(values, dtype=dtype).tolist() and x.dtype is dtype
     assert x._host() is not x._host()  # each read copies the values out again
-    with pytest.raises(TypeError, match="can't convert openreg device type tensor to numpy"):
+    with pytest.raises(TypeError, match="can't convert openreg:0 device type tensor to numpy"):
         x.numpy()
 
 
