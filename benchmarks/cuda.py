@@ -34,6 +34,7 @@ and the GPU peers are skipped.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -286,6 +287,8 @@ def mlp_ms(fw, cfg):
 
 
 def mlp_peak_mib(fw, cfg):
+    gc.collect()  # nothing left over from the earlier cases (graphs, peers' arrays) may count
+    fw.release()
     model, opt = fw.mlp(init_weights())
     xn, yn = batch(cfg["batch"])
     x, y = fw.from_numpy(xn), fw.from_numpy(yn)

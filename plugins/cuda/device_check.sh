@@ -101,8 +101,10 @@ step_env() {
     timeout 10 "$PY" -c "import setuptools; print('setuptools', setuptools.__version__)" \
         || echo "setuptools: not importable (pip -e needs it with --no-build-isolation)"
     timeout 10 "$PY" -c "import numpy; print('numpy', numpy.__version__)" || rc=$?
-    timeout 60 "$PY" -c "import cupy; print('cupy', cupy.__version__, 'CUDA runtime', cupy.cuda.runtime.runtimeGetVersion())" || rc=$?
-    timeout 60 "$PY" -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'available', torch.cuda.is_available())" || rc=$?
+    timeout 60 "$PY" -c "import cupy
+print('cupy', cupy.__version__, 'CUDA runtime', cupy.cuda.runtime.runtimeGetVersion())" || rc=$?
+    timeout 60 "$PY" -c "import torch
+print('torch', torch.__version__, 'cuda', torch.version.cuda, 'available', torch.cuda.is_available())" || rc=$?
     echo "cupy.is_available():"
     timeout 60 "$PY" -c "import cupy; print(cupy.is_available())" || rc=$?
     return $rc
