@@ -4,7 +4,7 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-PLUGINS := plugins/cpu plugins/profiler plugins/vmap plugins/autocast plugins/quantize plugins/privateuse1_example examples/minimal_backend
+PLUGINS := plugins/cpu plugins/profiler plugins/vmap plugins/autocast plugins/quantize plugins/cuda plugins/privateuse1_example examples/minimal_backend
 STAMP  := $(VENV)/.installed-stamp
 PIP    := $(BIN)/python -m pip
 
@@ -26,8 +26,11 @@ openreg: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/tensorplug demo
 
+# The second run is tensorplug-cuda's tests and conformance in its simulated mode (two simulated
+# devices on numpy: a test aid, not a GPU); in the first they check the behaviour without a GPU.
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider
+	TENSORPLUG_CUDA_SIMULATE=2 $(BIN)/python -m pytest -q -p no:cacheprovider plugins/cuda
 
 # One BLAS thread for numpy (and so tensorplug-cpu) and for PyTorch: on a small shared machine
 # OpenBLAS's spinning worker threads make small matmuls erratic.

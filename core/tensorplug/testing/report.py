@@ -17,6 +17,7 @@ import dataclasses
 import time
 
 from .._printing import text_table
+from ..ops.memory import empty as _empty
 from .suite import conformance_cases, conformance_config, run_case
 
 STATUSES = ("passed", "fallback", "failed", "xfailed", "skipped")
@@ -147,6 +148,10 @@ def run_conformance(name, *, ops=None, dtypes=None, op_db=None):
     ``dtypes`` and ``op_db`` narrow the run as in :func:`conformance_cases`.
     """
     cfg = conformance_config(name)
+    try:  # a backend whose device cannot be used (no GPU, no driver) says so once, not in every case
+        _empty((0,), device=cfg.backend)
+    except RuntimeError as e:
+        raise LookupError(f"{name}: the backend {cfg.backend!r} has no usable device: {e}") from None
     start = time.perf_counter()
     results = [(case, run_case(case)) for case in conformance_cases(name, ops=ops, dtypes=dtypes, op_db=op_db)]
     return Report(cfg.name, cfg.backend, results, time.perf_counter() - start)

@@ -1,0 +1,207 @@
+"""The CUDA kernels: tensorplug-cpu's kernel library instantiated with ``xp = cupy``, plus overrides.
+
+:func:`build` runs once, at the first use of a cuda device (the driver is known then):
+
+* the kernel library (:func:`tensorplug_cpu.kernel_library`) is instantiated as the package
+  ``tensorplug_cuda._lib`` with the driver's array module (cupy; numpy in the simulated mode), this
+  backend's record and a ``wrap`` that puts results on the current device;
+* the memory kernels are this plugin's own: allocation through the driver (counted for the memory
+  statistics, out-of-memory reported as :class:`tensorplug.cuda.OutOfMemoryError`) and copies
+  between host and device and between devices;
+* random kernels draw from the device's own generator (:mod:`tensorplug_cuda.random`);
+* the fused kernels of :mod:`tensorplug_cuda.fused` replace chains of library kernels;
+* the ops in :data:`HOST_OPS` run on the host (a copy down, the CPU kernel, a copy up, a warning
+  once per op): their library kernels use numpy-only routines;
+* with more than one device every kernel runs under the guard of its arguments' device, so results
+  land there.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+import tensorplug
+from tensorplug.plugin_api import (Tensor, tensor_maker, wrap as wrap_any, key_set, lookup_op, warn_user,
+                                   written_arguments)
+
+from .backend import BACKEND, check_dtype
+from . import fused, random as _random
+
+CPU = tensorplug.device("cpu")
+
+# ops whose library kernels call routines cupy lacks (numpy.linalg's LAPACK-only factorizations, host
+# sampling loops): they run on the host, correctly but through copies, and say so once
+HOST_OPS = ("multinomial", "linalg_eig", "linalg_lu_factor_ex", "linalg_ldl_factor_ex", "linalg_ldl_solve", "geqrf")
+
+_STATE = {}  # "lib", "mods", "wrap": filled by build()
+
+
+def make_wrap(drv):
+    """``wrap(native, dtype, dev=None)``: a fresh cuda tensor; ``dev`` defaults to the current device."""
+    xp = drv.xp
+    devices = BACKEND.devices
+    make = tensor_maker(BACKEND, devices[0], native_type=drv.native_type, convert=xp.asarray)
+    current = drv.current_device
+    if drv.simulated:
+        track = drv.track
+
+        def wrap(native, dtype, dev=None):
+            if dev is None:
+                dev = devices[current()]
+            t = make(native, dtype, dev)
+            track(t._data, dev.index)
+            return t
+    else:
+        def wrap(native, dtype, dev=None):
+            return make(native, dtype, devices[current()] if dev is None else dev)
+    return wrap
+
+
+def _index(dev):
+    return BACKEND.drv.current_device() if dev is None or dev.index is None else dev.index
+
+
+# -- memory ----------------------------------------------------------------------------------------
+def empty(size, dtype=None, device=None):
+    d = dtype or tensorplug.get_default_dtype()
+    check_dtype(d)
+    idx = _index(device)
+    return _STATE["wrap"](BACKEND.drv.empty(tuple(size), d.np, idx), d, BACKEND.devices[idx])
+
+
+def _native_on(t, index):
+    """``t``'s values as a native array on device ``index`` (the same array when already there)."""
+    drv = BACKEND.drv
+    if t._device.type == "cuda":
+        if t._device.index == index:
+            return t._data
+        with drv.using(index):  # device to device
+            return drv.xp.array(t._data, copy=True) if not drv.simulated else np.array(t._data, copy=True)
+    return drv.upload(t._data, index)
+
+
+def copy_(self, src, non_blocking=False):
+    drv = BACKEND.drv
+    if self._device.type == "cpu":  # device -> host
+        np.copyto(self._data, drv.download(src._data), casting="unsafe")
+        return self
+    check_dtype(self._dtype)
+    idx = self._device.index
+    with drv.using(idx):
+        drv.xp.copyto(self._data, _native_on(src, idx), casting="unsafe")
+    return self
+
+
+def _to_copy(self, dtype=None, device=None, non_blocking=False):
+    d = self._dtype if dtype is None else dtype
+    drv = BACKEND.drv
+    if device is not None and device.type == "cpu":
+        host = drv.download(self._data)
+        if host.dtype != d.np:
+            host = host.astype(d.np)
+        return wrap_any(host, d, CPU)
+    if device is not None and device.type != "cuda":
+        return tensorplug.empty(self._shape, dtype=d, device=device).copy_(self)
+    check_dtype(d)
+    idx = self._device.index if device is None or device.index is None else device.index
+    with drv.using(idx):
+        arr = _native_on(self, idx)
+        arr = arr.astype(d.np, copy=True) if arr is self._data or arr.dtype != d.np else arr
+        return _STATE["wrap"](arr, d, BACKEND.devices[idx])
+
+
+# -- ops on the host -------------------------------------------------------------------------------
+_warned: set = set()
+
+
+def on_host(name):
+    """A kernel for op ``name`` (``"multinomial"``, ``"add.Tensor"``) that runs the CPU kernel on host
+    copies of its arguments, copies the arguments it writes back and uploads the results."""
+    op = lookup_op(name if "::" in name else f"tensorplug::{name}")
+    written = written_arguments(op)
+
+    def to_host(x, copies):
+        if isinstance(x, Tensor) and x._device.type == "cuda":
+            h = wrap_any(BACKEND.drv.download(x._data), x._dtype, CPU)
+            copies[id(h)] = (h, x)
+            return h
+        if isinstance(x, (list, tuple)):
+            return type(x)(to_host(v, copies) for v in x)
+        if isinstance(x, tensorplug.device) and x.type == "cuda":
+            return CPU
+        return x
+
+    def to_device(x, copies, idx):
+        if isinstance(x, Tensor):
+            if id(x) in copies:
+                return copies[id(x)][1]
+            return _STATE["wrap"](BACKEND.drv.upload(x._data, idx), x._dtype, BACKEND.devices[idx])
+        if isinstance(x, (list, tuple)):
+            return type(x)(to_device(v, copies, idx) for v in x)
+        return x
+
+    def kernel(*args):
+        if name not in _warned:
+            _warned.add(name)
+            warn_user(f"{name} runs on the host for 'cuda' (copies to and from the device)")
+        idx = _args_device(args)
+        idx = BACKEND.drv.current_device() if idx is None else idx
+        copies = {}
+        host_args = [to_host(a, copies) for a in args]
+        out = op.redispatch(key_set("cpu"), *host_args)
+        for i in written:
+            for h in (host_args[i] if isinstance(host_args[i], (list, tuple)) else (host_args[i],)):
+                if isinstance(h, Tensor) and id(h) in copies:
+                    copy_(copies[id(h)][1], h)
+        return to_device(out, copies, idx)
+
+    kernel.__name__ = f"{name}_on_host"
+    return kernel
+
+
+# -- the device guard ------------------------------------------------------------------------------
+def _args_device(args):
+    """The index of the first cuda device among ``args`` (tensors, devices, lists of tensors), or None."""
+    for a in args:
+        dev = a._device if isinstance(a, Tensor) else (a if isinstance(a, tensorplug.device) else None)
+        if dev is None and isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor):
+            dev = a[0]._device
+        if dev is not None and dev.type == "cuda" and dev.index is not None:
+            return dev.index
+    return None
+
+
+def guarded(fn):
+    """``fn`` run with its arguments' device current (several devices only)."""
+    drv = BACKEND.drv
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        idx = _args_device(args)
+        if idx is None or idx == drv.current_device():
+            return fn(*args, **kwargs)
+        with drv.using(idx):
+            return fn(*args, **kwargs)
+    return run
+
+
+# -- the table -------------------------------------------------------------------------------------
+def build(drv):
+    """The cuda kernel table for driver ``drv``: ``{op overload name: kernel}``."""
+    from tensorplug_cpu import kernel_library  # lazy: the library is instantiated at the first device use
+
+    wrap = _STATE["wrap"] = make_wrap(drv)
+    lib, mods = kernel_library("tensorplug_cuda._lib", xp=drv.xp, backend=BACKEND, device=BACKEND.devices[0],
+                               wrap=wrap, host_rng=_random.host_rng, from_host=drv.xp.asarray)
+    _STATE["lib"], _STATE["mods"] = lib, mods
+    table = dict(lib)
+    table.update({"empty": empty, "copy_": copy_, "_to_copy": _to_copy})
+    table.update(fused.kernels(drv, mods, wrap))
+    for name in HOST_OPS:
+        if name in table:
+            table[name] = on_host(name)
+    if drv.device_count() > 1:
+        table = {name: guarded(fn) for name, fn in table.items()}
+    return table
