@@ -14,7 +14,6 @@ Half types compute in float32 and round once, as PyTorch's CPU kernels accumulat
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 import tensorplug
 
@@ -41,12 +40,17 @@ def _batched(t):
     return (a, True) if a.ndim == 4 else (a[None], False)
 
 
-def _columns(xp, kernel, stride, dilation, ho, wo):
-    """The view (C, kh, kw, N, Ho, Wo) of the padded input ``xp`` (N, C, Hp, Wp): no copy."""
-    n, c = xp.shape[:2]
-    sn, sc, sh, sw = xp.strides
+def _columns(padded, kernel, stride, dilation, ho, wo):
+    """The view (C, kh, kw, N, Ho, Wo) of the padded input (N, C, Hp, Wp): no copy. Read-only on
+    numpy, whose flag says so (its elements overlap); cupy arrays have no such flag."""
+    n, c = padded.shape[:2]
+    sn, sc, sh, sw = padded.strides
     (kh, kw), (s0, s1), (d0, d1) = kernel, stride, dilation
-    return as_strided(xp, (c, kh, kw, n, ho, wo), (sc, sh * d0, sw * d1, sn, sh * s0, sw * s1), writeable=False)
+    view = xp.lib.stride_tricks.as_strided(padded, (c, kh, kw, n, ho, wo),
+                                           (sc, sh * d0, sw * d1, sn, sh * s0, sw * s1))
+    if isinstance(view, np.ndarray):
+        view.flags.writeable = False
+    return view
 
 
 def _padded(x, ph, pw):

@@ -326,7 +326,8 @@ class CupyDriver(Driver):
             name = "tensorplug_peak"
 
             def malloc_postprocess(self, device_id, size, mem_size, mem_ptr, pmem_id):
-                counter.add(device_id, mem_size)
+                if mem_ptr:  # 0 when the allocation failed
+                    counter.add(device_id, mem_size)
 
             def free_postprocess(self, device_id, mem_size, mem_ptr, pmem_id):
                 counter.sub(device_id, mem_size)
