@@ -9,6 +9,19 @@ import pytest
 
 import tensorplug as tp
 
+
+@pytest.fixture(autouse=True, scope="module")
+def _without_the_cuda_plugin():
+    """These tests are about the core with no cuda backend: tensorplug-cuda, when installed (make installs
+    it), is disabled for them and enabled again after."""
+    enabled = tp.plugins.is_enabled("cuda")
+    if enabled:
+        tp.plugins.disable("cuda")
+    yield
+    if enabled:
+        tp.plugins.enable("cuda")
+
+
 torch = pytest.importorskip("torch")
 if torch.cuda.is_available():  # the reference is a machine without CUDA
     pytest.skip("torch sees a CUDA device", allow_module_level=True)

@@ -10,7 +10,10 @@ Fused here: the elementwise backward formulas ``tanh_backward``, ``sigmoid_backw
 ``threshold_backward`` (ReLU's backward), ``gelu_backward`` (exact and tanh, and
 ``_fused_gelu_backward`` from the forward's kept CDF), and the Adam / AdamW
 parameter update (``_fused_adam_`` / ``_fused_adamw_``: one launch per parameter updating the
-parameter and both moments in place). Dtypes other than float16/32/64 use the library kernels.
+parameter and both moments in place), and, as per-row ``RawKernel``s (one block per row),
+``log_softmax`` over the last dim of a contiguous input (cross-entropy's forward runs it) and
+``native_layer_norm``'s forward (float32 and float64). Other dtypes, and layouts the row kernels do
+not cover, use the library kernels.
 """
 
 from __future__ import annotations
@@ -158,6 +161,196 @@ def _adam_call(drv, g, p, m, v, vmax, sign, lr, beta1, beta2, eps, wd, decoupled
     return p
 
 
+# -- row kernels: one thread block per row of a contiguous (rows, n) matrix ------------------------
+_ROW_PRELUDE = r"""
+#define BLOCK 256
+__device__ __forceinline__ float ld(const float v) { return v; }
+__device__ __forceinline__ double ld(const double v) { return v; }
+__device__ __forceinline__ void st(float* p, float v) { *p = v; }
+__device__ __forceinline__ void st(double* p, double v) { *p = v; }
+template <typename A> __device__ A neg_inf();
+template <> __device__ float neg_inf<float>() { return __int_as_float(0xff800000); }
+template <> __device__ double neg_inf<double>() { return __longlong_as_double(0xfff0000000000000LL); }
+
+template <typename A> __device__ A warp_sum(A v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    return v;
+}
+template <typename A> __device__ A warp_max(A v) {
+    for (int o = 16; o > 0; o >>= 1) v = fmax(v, __shfl_down_sync(0xffffffffu, v, o));
+    return v;
+}
+// the block's sum (or max) of one value per thread, returned to every thread
+template <typename A> __device__ A block_sum(A v, A* red) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    v = warp_sum(v);
+    if (lane == 0) red[warp] = v;
+    __syncthreads();
+    v = threadIdx.x < (BLOCK >> 5) ? red[lane] : (A)0;
+    if (warp == 0) v = warp_sum(v);
+    if (threadIdx.x == 0) red[0] = v;
+    __syncthreads();
+    v = red[0];
+    __syncthreads();
+    return v;
+}
+template <typename A> __device__ A block_max(A v, A* red) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    v = warp_max(v);
+    if (lane == 0) red[warp] = v;
+    __syncthreads();
+    v = threadIdx.x < (BLOCK >> 5) ? red[lane] : neg_inf<A>();
+    if (warp == 0) v = warp_max(v);
+    if (threadIdx.x == 0) red[0] = v;
+    __syncthreads();
+    v = red[0];
+    __syncthreads();
+    return v;
+}
+"""
+
+# (log_)softmax of each row: its max, the sum of exp(x - max), then one write; NaN in, NaN out, and a
+# row whose max is infinite gives NaN, as PyTorch's
+_SOFTMAX_SRC = _ROW_PRELUDE + r"""
+template <typename T, typename A, bool LOG>
+__device__ void row_softmax(const T* __restrict__ x, T* __restrict__ y, long long n) {
+    __shared__ A red[32];
+    const T* xr = x + (long long)blockIdx.x * n;
+    T* yr = y + (long long)blockIdx.x * n;
+    A m = neg_inf<A>();
+    for (long long j = threadIdx.x; j < n; j += BLOCK) m = fmax(m, (A)ld(xr[j]));
+    m = block_max(m, red);
+    A s = 0;
+    for (long long j = threadIdx.x; j < n; j += BLOCK) s += exp((A)ld(xr[j]) - m);
+    s = block_sum(s, red);
+    if (LOG) {
+        const A ls = log(s);
+        for (long long j = threadIdx.x; j < n; j += BLOCK) st(yr + j, (A)ld(xr[j]) - m - ls);
+    } else {
+        for (long long j = threadIdx.x; j < n; j += BLOCK) st(yr + j, exp((A)ld(xr[j]) - m) / s);
+    }
+}
+extern "C" __global__ void log_softmax_f32(const float* x, float* y, long long n) { row_softmax<float, float, true>(x, y, n); }
+extern "C" __global__ void log_softmax_f64(const double* x, double* y, long long n) { row_softmax<double, double, true>(x, y, n); }
+extern "C" __global__ void softmax_f32(const float* x, float* y, long long n) { row_softmax<float, float, false>(x, y, n); }
+extern "C" __global__ void softmax_f64(const double* x, double* y, long long n) { row_softmax<double, double, false>(x, y, n); }
+"""
+
+# layer norm of each row: mean, then the variance about it (two passes: no cancellation), then
+# (x - mean) * rstd * w + b in one write; mean and rstd are kept for the backward
+_LAYER_NORM_SRC = _ROW_PRELUDE + r"""
+template <typename T, typename A>
+__device__ void row_layer_norm(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,
+                               T* __restrict__ y, T* __restrict__ mean, T* __restrict__ rstd, long long n, double eps,
+                               int has_w, int has_b) {
+    __shared__ A red[32];
+    const long long row = blockIdx.x;
+    const T* xr = x + row * n;
+    T* yr = y + row * n;
+    A s = 0;
+    for (long long j = threadIdx.x; j < n; j += BLOCK) s += (A)ld(xr[j]);
+    const A mu = block_sum(s, red) / (A)n;
+    A q = 0;
+    for (long long j = threadIdx.x; j < n; j += BLOCK) { const A c = (A)ld(xr[j]) - mu; q += c * c; }
+    const A r = (A)1 / sqrt(block_sum(q, red) / (A)n + (A)eps);
+    for (long long j = threadIdx.x; j < n; j += BLOCK) {
+        A v = ((A)ld(xr[j]) - mu) * r;
+        if (has_w) v *= (A)ld(w[j]);
+        if (has_b) v += (A)ld(b[j]);
+        st(yr + j, v);
+    }
+    if (threadIdx.x == 0) { st(mean + row, mu); st(rstd + row, r); }
+}
+extern "C" __global__ void layer_norm_f32(const float* x, const float* w, const float* b, float* y, float* mean,
+                                          float* rstd, long long n, double eps, int has_w, int has_b) {
+    row_layer_norm<float, float>(x, w, b, y, mean, rstd, n, eps, has_w, has_b); }
+extern "C" __global__ void layer_norm_f64(const double* x, const double* w, const double* b, double* y, double* mean,
+                                          double* rstd, long long n, double eps, int has_w, int has_b) {
+    row_layer_norm<double, double>(x, w, b, y, mean, rstd, n, eps, has_w, has_b); }
+"""
+
+_SUFFIX = {"float32": "f32", "float64": "f64"}
+_ROW_FLOATS = frozenset(_SUFFIX)  # float16 rows take the library's kernels (no half headers needed)
+_BLOCK = 256
+
+
+class RowKernels:
+    """A cupy ``RawModule`` of per-row kernels (one block of 256 threads per row; compiled on first
+    use), with a numpy function computing the same rows for the simulated mode."""
+
+    def __init__(self, name, source, reference):
+        self.name, self.source, self.reference = name, source, reference
+        self._module = None
+        self.launches = 0
+
+    def function(self, drv, kernel, dtype_name):
+        if self._module is None:
+            self._module = drv.xp.RawModule(code=self.source, options=("-std=c++14",))
+        return self._module.get_function(f"{kernel}_{_SUFFIX[dtype_name]}")
+
+
+def _ref_softmax(x, log):
+    a = x.astype(np.float64 if x.dtype == np.float64 else np.float32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        s = a - a.max(axis=1, keepdims=True)
+        if log:
+            out = s - np.log(np.exp(s).sum(axis=1, keepdims=True))
+        else:
+            e = np.exp(s)
+            out = e / e.sum(axis=1, keepdims=True)
+    return out.astype(x.dtype)
+
+
+def _ref_layer_norm(x, w, b, eps):
+    a = x.astype(np.float64 if x.dtype == np.float64 else np.float32)
+    mu = a.mean(axis=1, keepdims=True)
+    r = 1 / np.sqrt(((a - mu) ** 2).mean(axis=1, keepdims=True) + eps)
+    y = (a - mu) * r
+    if w is not None:
+        y = y * w.astype(a.dtype)
+    if b is not None:
+        y = y + b.astype(a.dtype)
+    return y.astype(x.dtype), mu.astype(x.dtype), r.astype(x.dtype)
+
+
+SOFTMAX = RowKernels("softmax", _SOFTMAX_SRC, _ref_softmax)
+LAYER_NORM = RowKernels("layer_norm", _LAYER_NORM_SRC, _ref_layer_norm)
+
+
+def row_softmax(drv, x, log):
+    """(log_)softmax over the last axis of the C-contiguous float array ``x`` (one launch on a GPU)."""
+    SOFTMAX.launches += 1
+    n = x.shape[-1]
+    rows = x.size // n
+    if drv.simulated:
+        return _ref_softmax(x.reshape(rows, n), log).reshape(x.shape)
+    y = drv.xp.empty_like(x)
+    fn = SOFTMAX.function(drv, "log_softmax" if log else "softmax", x.dtype.name)
+    fn((rows,), (_BLOCK,), (x, y, np.int64(n)))
+    return y
+
+
+def row_layer_norm(drv, x, w, b, eps, rows, n):
+    """``(y, mean, rstd)`` of layer norm over rows of ``n`` elements of the C-contiguous float ``x``."""
+    LAYER_NORM.launches += 1
+    x2 = x.reshape(rows, n)
+    if drv.simulated:
+        y, mu, r = _ref_layer_norm(x2, None if w is None else w.reshape(n), None if b is None else b.reshape(n),
+                                   eps)
+        return y.reshape(x.shape), mu.reshape(rows), r.reshape(rows)
+    xp = drv.xp
+    y = xp.empty_like(x)
+    mu = xp.empty(rows, x.dtype)
+    r = xp.empty(rows, x.dtype)
+    fn = LAYER_NORM.function(drv, "layer_norm", x.dtype.name)
+    # a missing weight or bias is flagged off (x stands in for the pointer, never read)
+    wa = x if w is None else xp.ascontiguousarray(w)
+    ba = x if b is None else xp.ascontiguousarray(b)
+    fn((rows,), (_BLOCK,), (x, wa, ba, y, mu, r, np.int64(n), np.float64(eps), np.int32(w is not None),
+                             np.int32(b is not None)))
+    return y, mu, r
+
+
 # -- the kernels -----------------------------------------------------------------------------------
 def kernels(drv, mods, wrap):
     """``{op overload name: kernel}`` of the fused kernels, falling back to the library's ``mods``."""
@@ -217,7 +410,36 @@ def kernels(drv, mods, wrap):
         kernel.__name__ = "_fused_adamw_" if decoupled else "_fused_adam_"
         return kernel
 
-    return {"tanh_backward": unary_backward(TANH_BACKWARD, "tanh_backward"),
+    lib_log_softmax = lib["log_softmax.int"]
+
+    def log_softmax(self, dim, dtype=None):
+        d = self._dtype if dtype is None else dtype
+        a = self._data
+        if (d is not self._dtype or d.name not in _ROW_FLOATS or a.ndim == 0 or 0 in a.shape
+                or dim not in (-1, a.ndim - 1) or not a.flags.c_contiguous):
+            return lib_log_softmax(self, dim, dtype)
+        return wrap(row_softmax(drv, a, True), d)
+
+    lib_layer_norm = lib["native_layer_norm"]
+
+    def native_layer_norm(input, normalized_shape, weight, bias, eps):
+        d = input._dtype
+        a = input._data
+        k = len(normalized_shape)
+        n = 1
+        for s in normalized_shape:
+            n *= s
+        if (d.name not in _ROW_FLOATS or n == 0 or a.size == 0 or not a.flags.c_contiguous
+                or any(t is not None and (t._dtype is not d) for t in (weight, bias))):
+            return lib_layer_norm(input, normalized_shape, weight, bias, eps)
+        rows = a.size // n
+        y, mu, r = row_layer_norm(drv, a, None if weight is None else weight._data,
+                                  None if bias is None else bias._data, float(eps), rows, n)
+        stat_shape = input._shape[:input.dim() - k] + (1,) * k
+        return wrap(y, d), wrap(mu.reshape(stat_shape), d), wrap(r.reshape(stat_shape), d)
+
+    return {"log_softmax.int": log_softmax, "native_layer_norm": native_layer_norm,
+            "tanh_backward": unary_backward(TANH_BACKWARD, "tanh_backward"),
             "sigmoid_backward": unary_backward(SIGMOID_BACKWARD, "sigmoid_backward"),
             "threshold_backward": threshold_backward, "gelu_backward": gelu_backward,
             "_fused_gelu_backward": fused_gelu_backward,

@@ -22,7 +22,7 @@ TOL = {tp.float16: 2e-3, tp.float32: 1e-5, tp.float64: 1e-10}
 
 def _close(dev, host, dtype):
     assert dev.device.type == "cuda" and dev.dtype is dtype
-    tp.testing.assert_close(dev.cpu(), host, atol=TOL[dtype], rtol=TOL[dtype])
+    tp.testing.assert_close(dev.cpu(), host, atol=TOL[dtype], rtol=TOL[dtype], equal_nan=True)
 
 
 def _grad(fn, x, device):
@@ -77,3 +77,55 @@ def test_fused_adam_updates_match_the_cpu(opt_cls, kw):
     assert fused.ADAM.launches > before, "the fused update was not used"
     for a, b in zip(dev, _train(opt_cls, "cpu", **kw)):
         tp.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [tp.float32, tp.float64], ids=str)
+def test_log_softmax_over_the_last_dim_is_one_row_kernel_and_matches_the_cpu(dtype):
+    tp.manual_seed(0)
+    x = tp.randn(5, 7, 300).to(dtype)
+    x[0, 0, 3] = float("inf")     # an infinite max gives NaN, as PyTorch's
+    x[1, 2, 0] = float("nan")
+    before = fused.SOFTMAX.launches
+    dev = F.log_softmax(x.cuda(), -1)
+    assert fused.SOFTMAX.launches == before + 1
+    _close(dev, F.log_softmax(x, -1), dtype)
+    y = tp.tensor([1, 2, 3, 0, 4])
+    logits = tp.randn(5, 9).to(dtype)
+    _close(F.cross_entropy(logits.cuda(), y.cuda()), F.cross_entropy(logits, y), dtype)
+    assert fused.SOFTMAX.launches == before + 2
+
+
+def test_log_softmax_elsewhere_takes_the_library_path():
+    x = tp.randn(4, 6)
+    before = fused.SOFTMAX.launches
+    for dev in (F.log_softmax(x.cuda(), 0), F.log_softmax(x.cuda().t(), -1), F.log_softmax(x.half().cuda(), -1)):
+        assert dev.device.type == "cuda"
+    assert fused.SOFTMAX.launches == before
+    tp.testing.assert_close(F.log_softmax(x.cuda(), 0).cpu(), F.log_softmax(x, 0))
+
+
+@pytest.mark.parametrize("dtype", [tp.float32, tp.float64], ids=str)
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm_forward_is_one_row_kernel_and_matches_the_cpu(dtype, affine):
+    tp.manual_seed(0)
+    x = tp.randn(3, 4, 50).to(dtype)
+    norm = tp.nn.LayerNorm(50, elementwise_affine=affine).to(dtype)
+    if affine:
+        with tp.no_grad():
+            norm.weight.uniform_(0.5, 1.5)
+            norm.bias.uniform_(-1, 1)
+    before = fused.LAYER_NORM.launches
+    out, mean, rstd = tp.ops.tensorplug.native_layer_norm(x.cuda(), [50], *(
+        (norm.weight.cuda(), norm.bias.cuda()) if affine else (None, None)), 1e-5)
+    assert fused.LAYER_NORM.launches == before + 1
+    ref = tp.ops.tensorplug.native_layer_norm(x, [50], *((norm.weight, norm.bias) if affine else (None, None)),
+                                              1e-5)
+    for a, b in zip((out, mean, rstd), ref):
+        assert a.shape == b.shape
+        _close(a, b, dtype)
+    xd = x.cuda().requires_grad_(True)
+    norm_d = norm.to("cuda")
+    norm_d(xd).pow(2).sum().backward()
+    xc = x.clone().requires_grad_(True)
+    norm.to("cpu")(xc).pow(2).sum().backward()
+    _close(xd.grad, xc.grad, dtype)

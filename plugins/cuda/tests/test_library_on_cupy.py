@@ -36,3 +36,31 @@ def test_every_array_module_name_the_library_uses_exists_in_cupy():
                 break
             obj = getattr(obj, part)
     assert not missing, "names cupy lacks: " + "; ".join(missing)
+
+
+def test_every_keyword_the_library_passes_to_an_xp_function_is_one_cupys_accepts():
+    import ast
+    import inspect
+    wrong = []
+    for name in tensorplug_cpu.KERNEL_MODULE_NAMES + ("halfcast",):
+        for node in ast.walk(ast.parse((LIBRARY / f"{name}.py").read_text())):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.keywords):
+                continue
+            chain, f = [], node.func
+            while isinstance(f, ast.Attribute):
+                chain.append(f.attr)
+                f = f.value
+            if not (isinstance(f, ast.Name) and f.id == "xp"):
+                continue
+            obj = cupy
+            for part in reversed(chain):
+                obj = getattr(obj, part, None)
+            try:
+                params = inspect.signature(obj).parameters
+            except (TypeError, ValueError):  # ufuncs and C functions without a signature
+                continue
+            if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+                continue
+            wrong += [f"{name}.py:{node.lineno} xp.{'.'.join(reversed(chain))}({kw.arg}=)" for kw in node.keywords
+                      if kw.arg and kw.arg not in params]
+    assert not wrong, "keywords cupy does not take: " + "; ".join(wrong)
