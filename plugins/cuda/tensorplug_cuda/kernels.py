@@ -9,6 +9,7 @@
   statistics, out-of-memory reported as :class:`tensorplug.cuda.OutOfMemoryError`) and copies
   between host and device and between devices;
 * random kernels draw from the device's own generator (:mod:`tensorplug_cuda.random`);
+* ``matmul`` and ``addmm`` call cuBLAS in the operands' dtype (:func:`products`);
 * the fused kernels of :mod:`tensorplug_cuda.fused` replace chains of library kernels;
 * the ops in :data:`HOST_OPS` run on the host (a copy down, the CPU kernel, a copy up, a warning
   once per op): their library kernels use numpy-only routines;
@@ -161,6 +162,36 @@ def on_host(name):
     return kernel
 
 
+# -- products --------------------------------------------------------------------------------------
+_GEMM = frozenset({"float16", "float32", "float64"})
+
+
+def products(drv, lib):
+    """``matmul`` and ``addmm`` straight to cuBLAS (``xp.matmul``) in the operands' float dtype: float16
+    on the tensor cores with float32 accumulation, where the library widens half types to float32 on
+    the host's BLAS and reorders a few-rows product for OpenBLAS. The simulated mode keeps the
+    library's kernels for float16 (numpy's float16 product is neither fast nor accumulated in float32)."""
+    xp = drv.xp
+    floats = _GEMM - {"float16"} if drv.simulated else _GEMM
+    wrap = _STATE["wrap"]
+    lib_matmul, lib_addmm = lib["matmul"], lib["addmm"]
+
+    def matmul(self, other):
+        if self._dtype.name not in floats:
+            return lib_matmul(self, other)
+        return wrap(xp.matmul(self._data, other._data), self._dtype)
+
+    def addmm(self, mat1, mat2, beta=1, alpha=1):
+        d = self._dtype
+        if d.name not in floats or beta != 1 or alpha != 1 or mat1._shape[1] == 0:
+            return lib_addmm(self, mat1, mat2, beta, alpha)
+        out = xp.matmul(mat1._data, mat2._data)
+        out += self._data
+        return wrap(out, d)
+
+    return {"matmul": matmul, "addmm": addmm}
+
+
 # -- the device guard ------------------------------------------------------------------------------
 def _args_device(args):
     """The index of the first cuda device among ``args`` (tensors, devices, lists of tensors), or None."""
@@ -198,6 +229,7 @@ def build(drv):
     _STATE["lib"], _STATE["mods"] = lib, mods
     table = dict(lib)
     table.update({"empty": empty, "copy_": copy_, "_to_copy": _to_copy})
+    table.update(products(drv, lib))
     table.update(fused.kernels(drv, mods, wrap))
     for name in HOST_OPS:
         if name in table:
