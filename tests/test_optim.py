@@ -304,9 +304,10 @@ def test_required_option_must_be_set_by_each_group():
 
 def test_repr_lists_each_groups_options():
     opt = tp.optim.SGD([leaf([1.0])], lr=0.1)
-    assert repr(opt).splitlines() == ["SGD (", "Parameter Group 0", "    dampening: 0", "    lr: 0.1",
-                                      "    maximize: False", "    momentum: 0", "    nesterov: False",
-                                      "    weight_decay: 0", ")"]
+    # PyTorch's options, in its order (sorted), foreach / differentiable / fused included
+    assert repr(opt).splitlines() == ["SGD (", "Parameter Group 0", "    dampening: 0", "    differentiable: False",
+                                      "    foreach: None", "    fused: None", "    lr: 0.1", "    maximize: False",
+                                      "    momentum: 0", "    nesterov: False", "    weight_decay: 0", ")"]
 
 
 # -- state dicts -------------------------------------------------------------------------------------

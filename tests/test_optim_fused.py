@@ -116,3 +116,92 @@ def test_the_op_checks_its_lists():
         O.fused_adam_(p, g, [tp.zeros(3)], [tp.zeros(2)], [], [1.0], **kw)
     with pytest.raises(RuntimeError, match=r"grads\[0\] is float64, the parameter float32"):
         O.fused_adamw_(p, [tp.zeros(3, dtype=tp.float64)], [tp.zeros(3)], [tp.zeros(3)], [], [1.0], **kw)
+
+
+# -- SGD ---------------------------------------------------------------------------------------------
+SGD_OPTIONS = [{}, {"momentum": 0.9}, {"momentum": 0.9, "nesterov": True, "weight_decay": 0.1},
+               {"momentum": 0.5, "dampening": 0.3, "maximize": True}, {"weight_decay": 0.2, "maximize": True}]
+
+
+def _sgd_loop_reference(ps, steps, **kw):
+    """The same updates through ``_fused_sgd_``'s composite loop, the one other backends run."""
+    opt = tp.optim.SGD(ps, **kw)
+    g = opt.param_groups[0]
+    args = {k: g[k] for k in ("weight_decay", "momentum", "lr", "dampening", "nesterov", "maximize")}
+    bufs = [tp.empty_like(p) for p in ps] if g["momentum"] != 0 else []
+    with tp.no_grad():
+        for i in range(steps):
+            O.sgd_loop(ps, _grads(ps, i), bufs, is_first_step=i == 0, **args)
+    return [p.detach().numpy().copy() for p in ps]
+
+
+@pytest.mark.parametrize("dtype", [tp.float32, tp.float64])
+@pytest.mark.parametrize("kw", SGD_OPTIONS, ids=str)
+def test_the_one_call_sgd_update_is_the_loops_bit_for_bit(kw, dtype):
+    kw = dict(kw, lr=0.1)
+    got, opt = _stepped(_params(dtype), 4, tp.optim.SGD, **kw)
+    want = _sgd_loop_reference(_params(dtype), 4, **kw)
+    for a, b in zip(got, want):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+    if kw.get("momentum"):
+        assert all("momentum_buffer" in opt.state[p] for p in opt.param_groups[0]["params"])
+
+
+def test_the_one_call_sgd_update_is_one_dispatch_per_group():
+    calls = []
+    ps = _params(tp.float32)
+    opt = tp.optim.SGD(ps, lr=0.1, momentum=0.9)
+    for p, g in zip(ps, _grads(ps, 0)):
+        p.grad = g
+    real = O.fused_sgd_
+    import tensorplug.optim.sgd as S
+    S._ops.fused_sgd_ = lambda *a, **k: calls.append(len(a[0])) or real(*a, **k)
+    try:
+        opt.step()
+        opt.step()
+    finally:
+        S._ops.fused_sgd_ = real
+    assert calls == [3, 3]
+
+
+def test_half_sgd_with_fused_is_updated_in_float32_and_rounded_once():
+    ps = _params(tp.float16)
+    got, _ = _stepped(ps, 3, tp.optim.SGD, lr=0.1, momentum=0.9, fused=True)
+    ref32 = [p.detach().float().requires_grad_() for p in _params(tp.float16)]
+    opt = tp.optim.SGD(ref32, lr=0.1, momentum=0.9)
+    for i in range(3):
+        for p, g in zip(ref32, _grads(_params(tp.float16), i)):
+            p.grad = g.float()
+        opt.step()
+        for p in ref32:  # the parameter is rounded to float16 after each step, the buffer too
+            p.data = p.data.half().float()
+            st = opt.state[p]["momentum_buffer"]
+            st.copy_(st.half().float())
+    for a, b in zip(got, ref32):
+        np.testing.assert_array_equal(a, b.detach().half().numpy())
+
+
+def test_sgd_takes_pytorchs_arguments_and_refusals():
+    p = [tp.zeros(2, requires_grad=True)]
+    tp.optim.SGD(p, lr=0.1, foreach=True)
+    tp.optim.SGD(p, lr=0.1, fused=False, differentiable=False)
+    with pytest.raises(RuntimeError, match="`fused` and `foreach` cannot be `True` together."):
+        tp.optim.SGD(p, lr=0.1, fused=True, foreach=True)
+    with pytest.raises(RuntimeError, match="`fused` does not support `differentiable`"):
+        tp.optim.SGD(p, lr=0.1, fused=True, differentiable=True)
+    with pytest.raises(NotImplementedError, match="differentiable=True"):
+        tp.optim.SGD(p, lr=0.1, differentiable=True)
+
+
+def test_the_sgd_op_checks_its_lists():
+    p = [tp.zeros(2), tp.zeros(3)]
+    kw = {"weight_decay": 0.0, "momentum": 0.9, "lr": 0.1, "dampening": 0.0, "nesterov": False, "maximize": False,
+          "is_first_step": True}
+    with pytest.raises(RuntimeError, match="_fused_sgd_: grads has 1 entries for 2 parameters"):
+        tp.ops.tensorplug._fused_sgd_(p, [tp.zeros(2)], [tp.zeros(2), tp.zeros(3)], **kw)
+    with pytest.raises(RuntimeError, match=r"_fused_sgd_: momentum_buffer_list\[1\] has shape \[2\], the "
+                                           r"parameter \[3\]"):
+        tp.ops.tensorplug._fused_sgd_(p, [tp.zeros(2), tp.zeros(3)], [tp.zeros(2), tp.zeros(2)], **kw)
+    with pytest.raises(RuntimeError, match="a floating point dtype is needed"):
+        tp.ops.tensorplug._fused_sgd_([tp.zeros(2, dtype=tp.int64)], [tp.zeros(2, dtype=tp.int64)],
+                                      [tp.zeros(2, dtype=tp.int64)], **kw)

@@ -1,4 +1,4 @@
-"""Optimizer updates as dispatcher ops: ``_fused_adam_`` and ``_fused_adamw_``.
+"""Optimizer updates as dispatcher ops: ``_fused_adam_``, ``_fused_adamw_`` and ``_fused_sgd_``.
 
 One call updates every parameter of a group (PyTorch's multi-tensor ``fused``
 kernels): a backend that registers a kernel for them runs the whole update
@@ -83,3 +83,48 @@ def _update(decoupled):
 adam_loop, adamw_loop = _update(False), _update(True)
 fused_adam_ = defop(f"_fused_adam_({_ARGS}) -> ()", check=_check, composite=adam_loop)
 fused_adamw_ = defop(f"_fused_adamw_({_ARGS}) -> ()", check=_check, composite=adamw_loop)
+
+
+# -- SGD ------------------------------------------------------------------------------------------
+_SGD_ARGS = ("Tensor(a!)[] self, Tensor[] grads, Tensor(b!)[] momentum_buffer_list, *, float weight_decay, "
+             "float momentum, float lr, float dampening, bool nesterov, bool maximize, bool is_first_step")
+
+
+def _check_sgd(self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize,
+               is_first_step):
+    n = len(self)
+    lists = [("grads", grads)] + ([("momentum_buffer_list", momentum_buffer_list)] if momentum != 0 else [])
+    for name, lst in lists:
+        if len(lst) != n:
+            raise RuntimeError(f"_fused_sgd_: {name} has {len(lst)} entries for {n} parameters")
+    for i, p in enumerate(self):
+        for name, lst in lists:
+            t = lst[i]
+            if t._shape != p._shape:
+                raise RuntimeError(f"_fused_sgd_: {name}[{i}] has shape {list(t._shape)}, the parameter "
+                                   f"{list(p._shape)}")
+            if t._dtype is not p._dtype:
+                raise RuntimeError(f"_fused_sgd_: {name}[{i}] is {t._dtype.name}, the parameter {p._dtype.name}")
+        if not p._dtype.is_floating_point:
+            raise RuntimeError(f"_fused_sgd_: parameter {i} is {p._dtype.name}: a floating point dtype is needed")
+
+
+def sgd_loop(self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize,
+             is_first_step):
+    """``_fused_sgd_``'s composite: PyTorch's SGD update one parameter at a time."""
+    for i, (p, grad) in enumerate(zip(self, grads)):
+        if maximize:
+            grad = -grad
+        if weight_decay != 0:
+            grad = grad.add(p, alpha=weight_decay)
+        if momentum != 0:
+            buf = momentum_buffer_list[i]
+            if is_first_step:
+                buf.copy_(grad)
+            else:
+                buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+            grad = grad.add(buf, alpha=momentum) if nesterov else buf
+        p.add_(grad, alpha=-lr)
+
+
+fused_sgd_ = defop(f"_fused_sgd_({_SGD_ARGS}) -> ()", check=_check_sgd, composite=sgd_loop)

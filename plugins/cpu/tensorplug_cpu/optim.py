@@ -1,9 +1,9 @@
-"""Multi-tensor optimizer updates: ``_fused_adam_`` and ``_fused_adamw_`` over numpy arrays.
+"""Multi-tensor optimizer updates: ``_fused_adam_``, ``_fused_adamw_`` and ``_fused_sgd_`` over numpy arrays.
 
 One dispatcher call updates every parameter of a group in place. float32 and
 float64 parameters take the same float operations, in the same order and
 dtype, as the core's one-op-at-a-time composite (so ``Adam(fused=True)`` and
-``Adam(fused=False)`` agree bit for bit); float16 and bfloat16 parameters are
+``Adam(fused=False)``, and SGD's, agree bit for bit); float16 and bfloat16 parameters are
 updated in float32 and rounded once, as PyTorch's fused kernels do.
 """
 
@@ -75,4 +75,46 @@ def _fused(decoupled):
     return kernel
 
 
-KERNELS = {"_fused_adam_": _fused(False), "_fused_adamw_": _fused(True)}
+def _sgd_one(p, g, buf, weight_decay, momentum, lr, dampening, nesterov, maximize, first):
+    """Update ``p`` (and the momentum buffer ``buf``) in place; all arrays have one float dtype. The
+    steps and roundings of the core's composite loop, without its dispatches."""
+    c = p.dtype.type
+    if p.ndim == 0:  # numpy answers a 0-dim array's arithmetic with scalars: work on 1-element views
+        p, g = p.reshape(1), g.reshape(1)
+        buf = buf.reshape(1) if buf is not None else None
+    if maximize:
+        g = xp.negative(g)
+    if weight_decay != 0:
+        g = g + p * c(weight_decay)
+    if momentum != 0:
+        if first:
+            xp.copyto(buf, g)
+        else:
+            buf *= c(momentum)
+            if dampening == 0:
+                buf += g
+            else:
+                buf += g * c(1 - dampening)
+        g = g + buf * c(momentum) if nesterov else buf
+    p += g * c(-lr)
+
+
+def fused_sgd(self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize,
+              is_first_step):
+    with np.errstate(all="ignore"):
+        for i, (pt, gt) in enumerate(zip(self, grads)):
+            p, g = pt._data, gt._data
+            buf = momentum_buffer_list[i]._data if momentum != 0 else None
+            if p.dtype == _F32 or p.dtype == _F64:
+                _sgd_one(p, g, buf, weight_decay, momentum, lr, dampening, nesterov, maximize, is_first_step)
+                continue
+            # half precision: the update in float32, the parameter and buffer rounded back once
+            p32, b32 = p.astype(_F32), (buf.astype(_F32) if buf is not None else None)
+            _sgd_one(p32, g.astype(_F32), b32, weight_decay, momentum, lr, dampening, nesterov, maximize,
+                     is_first_step)
+            p[...] = p32.astype(p.dtype)
+            if buf is not None:
+                buf[...] = b32.astype(buf.dtype)
+
+
+KERNELS = {"_fused_adam_": _fused(False), "_fused_adamw_": _fused(True), "_fused_sgd_": fused_sgd}

@@ -10,7 +10,8 @@ Fused here: the elementwise backward formulas ``tanh_backward``, ``sigmoid_backw
 ``threshold_backward`` (ReLU's backward), ``gelu_backward`` (exact and tanh, and
 ``_fused_gelu_backward`` from the forward's kept CDF), and the Adam / AdamW
 parameter update (``_fused_adam_`` / ``_fused_adamw_``: one launch per parameter updating the
-parameter and both moments in place), and, as per-row ``RawKernel``s (one block per row),
+parameter and both moments in place), the SGD update (``_fused_sgd_``: momentum, dampening, Nesterov,
+weight decay, one launch per parameter updating it and its buffer), and, as per-row ``RawKernel``s (one block per row),
 ``log_softmax`` over the last dim of a contiguous input (cross-entropy's forward runs it) and
 ``native_layer_norm``'s forward (float32 and float64). Other dtypes, and layouts the row kernels do
 not cover, use the library kernels.
@@ -158,6 +159,47 @@ def _adam_call(drv, g, p, m, v, vmax, sign, lr, beta1, beta2, eps, wd, decoupled
     # without amsgrad vmax is never read or written: v stands in for it
     k(g, sign, lr, beta1, beta2, eps, wd, int(decoupled), step_size, bc2, int(amsgrad), p, m, v,
       vmax if amsgrad else v)
+    return p
+
+
+# -- SGD -------------------------------------------------------------------------------------------
+def _ref_sgd(g, p, buf, sign, wd, momentum, lr, dampening, nesterov, first, has_momentum):
+    g64 = g.astype(np.float64) * sign
+    p64 = p.astype(np.float64)
+    if wd:
+        g64 = g64 + wd * p64
+    if has_momentum:
+        b64 = g64 if first else momentum * buf.astype(np.float64) + (1.0 - dampening) * g64
+        buf[...] = b64
+        g64 = g64 + momentum * b64 if nesterov else b64
+    p[...] = p64 - lr * g64
+    return p
+
+
+SGD = Fused("sgd", "T g, float64 sign, float64 wd, float64 momentum, float64 lr, float64 dampening, "
+            "int32 nesterov, int32 first, int32 has_momentum", "T p, T buf", """
+    double gg = sign * (double)g, pp = (double)p;
+    if (wd != 0.0) { gg += wd * pp; }
+    if (has_momentum) {
+        double bb = first ? gg : momentum * (double)buf + (1.0 - dampening) * gg;
+        buf = (T)bb;
+        gg = nesterov ? gg + momentum * bb : bb;
+    }
+    p = (T)(pp - lr * gg);
+""", None)
+
+
+def _sgd_call(drv, g, p, buf, sign, wd, momentum, lr, dampening, nesterov, first):
+    SGD.launches += 1
+    has_momentum = momentum != 0
+    if drv.simulated:
+        return _ref_sgd(g, p, buf, sign, wd, momentum, lr, dampening, nesterov, first, has_momentum)
+    k = SGD._kernel
+    if k is None:
+        k = SGD._kernel = drv.xp.ElementwiseKernel(SGD.in_params, SGD.out_params, SGD.operation, "tensorplug_sgd")
+    # without momentum the buffer is never read or written: p stands in for it
+    k(g, sign, wd, momentum, lr, dampening, int(nesterov), int(first), int(has_momentum), p,
+      buf if has_momentum else p)
     return p
 
 
@@ -438,7 +480,19 @@ def kernels(drv, mods, wrap):
         stat_shape = input._shape[:input.dim() - k] + (1,) * k
         return wrap(y, d), wrap(mu.reshape(stat_shape), d), wrap(r.reshape(stat_shape), d)
 
-    return {"log_softmax.int": log_softmax, "native_layer_norm": native_layer_norm,
+    lib_sgd = lib["_fused_sgd_"]
+
+    def fused_sgd(self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize,
+                  is_first_step):
+        if any(p._dtype.name not in _FLOATS for p in self):
+            return lib_sgd(self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov,
+                           maximize, is_first_step)
+        for i, (pt, gt) in enumerate(zip(self, grads)):
+            buf = momentum_buffer_list[i]._data if momentum != 0 else None
+            _sgd_call(drv, gt._data, pt._data, buf, -1.0 if maximize else 1.0, float(weight_decay), float(momentum),
+                      float(lr), float(dampening), bool(nesterov), bool(is_first_step))
+
+    return {"log_softmax.int": log_softmax, "_fused_sgd_": fused_sgd, "native_layer_norm": native_layer_norm,
             "tanh_backward": unary_backward(TANH_BACKWARD, "tanh_backward"),
             "sigmoid_backward": unary_backward(SIGMOID_BACKWARD, "sigmoid_backward"),
             "threshold_backward": threshold_backward, "gelu_backward": gelu_backward,

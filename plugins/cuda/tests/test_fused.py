@@ -129,3 +129,14 @@ def test_layer_norm_forward_is_one_row_kernel_and_matches_the_cpu(dtype, affine)
     xc = x.clone().requires_grad_(True)
     norm.to("cpu")(xc).pow(2).sum().backward()
     _close(xd.grad, xc.grad, dtype)
+
+
+@pytest.mark.parametrize("kw", [{"momentum": 0.9}, {"momentum": 0.9, "nesterov": True, "weight_decay": 0.1},
+                                {"momentum": 0.5, "dampening": 0.3, "maximize": True}, {}], ids=str)
+def test_fused_sgd_updates_match_the_cpu(kw):
+    kw = dict(kw, lr=0.05)
+    before = fused.SGD.launches
+    dev = _train(tp.optim.SGD, "cuda", **kw)
+    assert fused.SGD.launches > before, "the fused update was not used"
+    for a, b in zip(dev, _train(tp.optim.SGD, "cpu", **kw)):
+        tp.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
