@@ -34,6 +34,8 @@ class Parameter(Tensor):
     ``Parameter()`` is an empty float tensor.
     """
 
+    _plain_subclass = True  # a plain tensor to the fused primitives (layer norm's weight takes the fused path)
+
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
                     data = empty(0)

@@ -346,11 +346,39 @@ log_softmax = _document(defop("log_softmax.int(Tensor self, int dim, ScalarType?
                         "log(softmax(x)) along ``dim``, computed stably (in ``dtype`` when given).")
 
 
-# A composite with a formula of its own: a backend may register one fused kernel for it (the CPU
-# does; cross-entropy runs it every step), and autograd records one node instead of six.
+# Composites with a formula of their own: a backend may register one fused kernel for each (the CPU
+# does; cross-entropy runs log_softmax every step), and autograd records one node instead of six. Their
+# backward formulas are ops too, PyTorch's _softmax_backward_data and _log_softmax_backward_data, so a
+# backend can fuse the backward as well (computed in float32 for half types, rounded once).
+def _log_softmax_backward(grad_output, output, dim, input_dtype):
+    g = _opmath(grad_output)
+    return _as(g - _opmath(output).exp() * _sum(g, (dim,), True), input_dtype)
+
+
+def _softmax_backward(grad_output, output, dim, input_dtype):
+    y = _opmath(output)
+    gy = _opmath(grad_output) * y
+    return _as(gy - y * _sum(gy, (dim,), True), input_dtype)
+
+
+_log_softmax_backward_data = defop("_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
+                                   "ScalarType input_dtype) -> Tensor", composite=_log_softmax_backward)
+_softmax_backward_data = defop("_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
+                               "ScalarType input_dtype) -> Tensor", composite=_softmax_backward)
+
+
 @derivative("log_softmax.int")
 def _(grad, dim, result):
-    return grad - result.exp() * grad.sum((dim,), keepdim=True)
+    if is_grad_enabled() or grad.__class__ is not Tensor:  # create_graph, or a transform's wrapper:
+        return _log_softmax_backward(grad, result, dim, result._dtype)  # the ops, with gradients of their own
+    return _log_softmax_backward_data(grad, result, dim, result._dtype)
+
+
+@derivative("softmax.int")
+def _(grad, dim, result):
+    if is_grad_enabled() or grad.__class__ is not Tensor:
+        return _softmax_backward(grad, result, dim, result._dtype)
+    return _softmax_backward_data(grad, result, dim, result._dtype)
 
 
 # -- one_hot --------------------------------------------------------------------------------------

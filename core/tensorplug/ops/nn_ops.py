@@ -570,10 +570,11 @@ def _check_layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5,
 
 
 def _plain(*ts):
-    """True when every tensor is a plain Tensor: a transform's wrapper (vmap's batched tensor) takes an
-    op's decomposition, whose pieces have batching rules, instead of the fused primitive."""
+    """True when every tensor is a plain Tensor (or a subclass that declares itself one, as
+    ``nn.Parameter`` does with ``_plain_subclass``): a transform's wrapper (vmap's batched tensor) takes
+    an op's decomposition, whose pieces have batching rules, instead of the fused primitive."""
     for t in ts:
-        if t is not None and t.__class__ is not Tensor:
+        if t is not None and t.__class__ is not Tensor and not getattr(t.__class__, "_plain_subclass", False):
             return False
     return True
 

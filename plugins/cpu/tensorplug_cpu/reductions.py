@@ -227,6 +227,50 @@ def log_softmax(self, dim, dtype=None):
     return wrap(out if out.dtype == d.np else out.astype(d.np), d)
 
 
+def softmax(self, dim, dtype=None):
+    """Fused softmax: the steps of the core's composite (max, exp, sum, divide) in one kernel, in
+    float32 for half types and rounded once."""
+    d = dtype or self._dtype
+    a = cast(self, d)
+    if a.size == 0:
+        return wrap(a.copy(), d)
+    if d in _HALF:
+        a = a.astype(_f32)
+    axis = None if a.ndim == 0 else (dim + a.ndim if dim < 0 else dim)
+    e = xp.exp(a - a.max(axis=axis, keepdims=True))
+    e /= e.sum(axis=axis, keepdims=True)
+    return wrap(e if e.dtype == d.np else e.astype(d.np), d)
+
+
+def _backward_operands(grad_output, output, dim):
+    g, y = grad_output._data, output._data
+    if output._dtype in _HALF:
+        g, y = g.astype(_f32), y.astype(_f32)
+    if y.ndim == 0:  # numpy answers a 0-dim array's arithmetic with scalars: work on 1-element views
+        return g.reshape(1), y.reshape(1), 0
+    return g, y, (dim + y.ndim if dim < 0 else dim)
+
+
+def log_softmax_backward(grad_output, output, dim, input_dtype):
+    """``g - exp(y) * sum(g)`` along ``dim`` from log_softmax's output ``y``."""
+    g, y, axis = _backward_operands(grad_output, output, dim)
+    out = xp.exp(y)
+    out *= g.sum(axis=axis, keepdims=True)
+    xp.subtract(g, out, out=out)
+    out = out.reshape(output._shape)
+    return wrap(out if out.dtype == input_dtype.np else out.astype(input_dtype.np), input_dtype)
+
+
+def softmax_backward(grad_output, output, dim, input_dtype):
+    """``y * (g - sum(g * y))`` along ``dim`` from softmax's output ``y``."""
+    g, y, axis = _backward_operands(grad_output, output, dim)
+    gy = g * y
+    out = y * gy.sum(axis=axis, keepdims=True)
+    xp.subtract(gy, out, out=out)
+    out = out.reshape(output._shape)
+    return wrap(out if out.dtype == input_dtype.np else out.astype(input_dtype.np), input_dtype)
+
+
 def _nll_targets(target, ignore_index):
     """(ignored mask, target with ignored entries as class 0, as int64 indices)."""
     t = target._data
@@ -278,7 +322,7 @@ def nll_loss_backward(grad_output, self, target, weight=None, reduction=1, ignor
 
 
 sum, prod, cumsum, matmul, addmm = quiet(sum), quiet(prod), quiet(cumsum), quiet(matmul), quiet(addmm)
-log_softmax = quiet(log_softmax)
+log_softmax, softmax = quiet(log_softmax), quiet(softmax)
 
 KERNELS = {
     "sum.dim_IntList": sum, "prod.dim_int": prod, "cumsum": cumsum,
@@ -286,5 +330,7 @@ KERNELS = {
     "argmax": _arg_extreme(xp.argmax), "argmin": _arg_extreme(xp.argmin),
     "any.dims": _logical(xp.any), "all.dims": _logical(xp.all),
     "matmul": matmul, "addmm": addmm, "log_softmax.int": log_softmax, "nll_loss_backward": quiet(nll_loss_backward),
+    "softmax.int": softmax, "_log_softmax_backward_data": quiet(log_softmax_backward),
+    "_softmax_backward_data": quiet(softmax_backward),
     "nll_loss": quiet(nll_loss),
 }

@@ -12,8 +12,9 @@ Fused here: the elementwise backward formulas ``tanh_backward``, ``sigmoid_backw
 parameter update (``_fused_adam_`` / ``_fused_adamw_``: one launch per parameter updating the
 parameter and both moments in place), the SGD update (``_fused_sgd_``: momentum, dampening, Nesterov,
 weight decay, one launch per parameter updating it and its buffer), and, as per-row ``RawKernel``s (one block per row),
-``log_softmax`` over the last dim of a contiguous input (cross-entropy's forward runs it) and
-``native_layer_norm``'s forward (float32 and float64). Other dtypes, and layouts the row kernels do
+``softmax`` and ``log_softmax`` over the last dim of a contiguous input (cross-entropy's forward runs
+the latter) and their backward ops ``_softmax_backward_data`` / ``_log_softmax_backward_data``, and
+``native_layer_norm`` with its backward's input gradient (float32 and float64). Other dtypes, and layouts the row kernels do
 not cover, use the library kernels.
 """
 
@@ -276,6 +277,29 @@ extern "C" __global__ void log_softmax_f32(const float* x, float* y, long long n
 extern "C" __global__ void log_softmax_f64(const double* x, double* y, long long n) { row_softmax<double, double, true>(x, y, n); }
 extern "C" __global__ void softmax_f32(const float* x, float* y, long long n) { row_softmax<float, float, false>(x, y, n); }
 extern "C" __global__ void softmax_f64(const double* x, double* y, long long n) { row_softmax<double, double, false>(x, y, n); }
+
+// the backward of (log_)softmax over each row, from the forward's output y: one row sum, one write
+template <typename T, typename A, bool LOG>
+__device__ void row_softmax_backward(const T* __restrict__ g, const T* __restrict__ y, T* __restrict__ out,
+                                     long long n) {
+    __shared__ A red[32];
+    const long long off = (long long)blockIdx.x * n;
+    const T* gr = g + off;
+    const T* yr = y + off;
+    T* outr = out + off;
+    A s = 0;
+    for (long long j = threadIdx.x; j < n; j += BLOCK) s += LOG ? (A)ld(gr[j]) : (A)ld(gr[j]) * (A)ld(yr[j]);
+    s = block_sum(s, red);
+    if (LOG) {
+        for (long long j = threadIdx.x; j < n; j += BLOCK) st(outr + j, (A)ld(gr[j]) - exp((A)ld(yr[j])) * s);
+    } else {
+        for (long long j = threadIdx.x; j < n; j += BLOCK) { const A yy = (A)ld(yr[j]); st(outr + j, yy * ((A)ld(gr[j]) - s)); }
+    }
+}
+extern "C" __global__ void log_softmax_backward_f32(const float* g, const float* y, float* out, long long n) { row_softmax_backward<float, float, true>(g, y, out, n); }
+extern "C" __global__ void log_softmax_backward_f64(const double* g, const double* y, double* out, long long n) { row_softmax_backward<double, double, true>(g, y, out, n); }
+extern "C" __global__ void softmax_backward_f32(const float* g, const float* y, float* out, long long n) { row_softmax_backward<float, float, false>(g, y, out, n); }
+extern "C" __global__ void softmax_backward_f64(const double* g, const double* y, double* out, long long n) { row_softmax_backward<double, double, false>(g, y, out, n); }
 """
 
 # layer norm of each row: mean, then the variance about it (two passes: no cancellation), then
@@ -309,6 +333,39 @@ extern "C" __global__ void layer_norm_f32(const float* x, const float* w, const 
 extern "C" __global__ void layer_norm_f64(const double* x, const double* w, const double* b, double* y, double* mean,
                                           double* rstd, long long n, double eps, int has_w, int has_b) {
     row_layer_norm<double, double>(x, w, b, y, mean, rstd, n, eps, has_w, has_b); }
+
+// layer norm's input gradient per row: with h = g * w (g where there is no weight) and
+// xhat = (x - mean) * rstd, dx = rstd * (h - mean(h) - xhat * mean(h * xhat))
+template <typename T, typename A>
+__device__ void row_layer_norm_backward(const T* __restrict__ g, const T* __restrict__ x, const T* __restrict__ mean,
+                                        const T* __restrict__ rstd, const T* __restrict__ w, T* __restrict__ dx,
+                                        long long n, int has_w) {
+    __shared__ A red[32];
+    const long long row = blockIdx.x;
+    const T* gr = g + row * n;
+    const T* xr = x + row * n;
+    T* dxr = dx + row * n;
+    const A mu = (A)ld(mean[row]), r = (A)ld(rstd[row]);
+    A s1 = 0, s2 = 0;
+    for (long long j = threadIdx.x; j < n; j += BLOCK) {
+        const A h = has_w ? (A)ld(gr[j]) * (A)ld(w[j]) : (A)ld(gr[j]);
+        s1 += h;
+        s2 += h * ((A)ld(xr[j]) - mu) * r;
+    }
+    const A a = block_sum(s1, red) / (A)n;
+    const A b = block_sum(s2, red) / (A)n;
+    for (long long j = threadIdx.x; j < n; j += BLOCK) {
+        const A h = has_w ? (A)ld(gr[j]) * (A)ld(w[j]) : (A)ld(gr[j]);
+        st(dxr + j, (h - a - ((A)ld(xr[j]) - mu) * r * b) * r);
+    }
+}
+extern "C" __global__ void layer_norm_backward_f32(const float* g, const float* x, const float* mean, const float* rstd,
+                                                   const float* w, float* dx, long long n, int has_w) {
+    row_layer_norm_backward<float, float>(g, x, mean, rstd, w, dx, n, has_w); }
+extern "C" __global__ void layer_norm_backward_f64(const double* g, const double* x, const double* mean,
+                                                   const double* rstd, const double* w, double* dx, long long n,
+                                                   int has_w) {
+    row_layer_norm_backward<double, double>(g, x, mean, rstd, w, dx, n, has_w); }
 """
 
 _SUFFIX = {"float32": "f32", "float64": "f64"}
@@ -355,6 +412,24 @@ def _ref_layer_norm(x, w, b, eps):
     return y.astype(x.dtype), mu.astype(x.dtype), r.astype(x.dtype)
 
 
+def _ref_softmax_backward(g, y, log):
+    a = np.float64 if y.dtype == np.float64 else np.float32
+    g, y = g.astype(a), y.astype(a)
+    if log:
+        out = g - np.exp(y) * g.sum(axis=1, keepdims=True)
+    else:
+        out = y * (g - (g * y).sum(axis=1, keepdims=True))
+    return out
+
+
+def _ref_layer_norm_backward(g, x, mean, rstd, w):
+    a = np.float64 if x.dtype == np.float64 else np.float32
+    g, x, mean, rstd = g.astype(a), x.astype(a), mean.astype(a)[:, None], rstd.astype(a)[:, None]
+    h = g if w is None else g * w.astype(a)
+    xhat = (x - mean) * rstd
+    return (h - h.mean(axis=1, keepdims=True) - xhat * (h * xhat).mean(axis=1, keepdims=True)) * rstd
+
+
 SOFTMAX = RowKernels("softmax", _SOFTMAX_SRC, _ref_softmax)
 LAYER_NORM = RowKernels("layer_norm", _LAYER_NORM_SRC, _ref_layer_norm)
 
@@ -370,6 +445,35 @@ def row_softmax(drv, x, log):
     fn = SOFTMAX.function(drv, "log_softmax" if log else "softmax", x.dtype.name)
     fn((rows,), (_BLOCK,), (x, y, np.int64(n)))
     return y
+
+
+def row_softmax_backward(drv, g, y, log):
+    """The input gradient of (log_)softmax over the last axis from its output ``y`` (C-contiguous, one dtype)."""
+    SOFTMAX.launches += 1
+    n = y.shape[-1]
+    rows = y.size // n
+    if drv.simulated:
+        return _ref_softmax_backward(g.reshape(rows, n), y.reshape(rows, n), log).astype(y.dtype).reshape(y.shape)
+    out = drv.xp.empty_like(y)
+    fn = SOFTMAX.function(drv, "log_softmax_backward" if log else "softmax_backward", y.dtype.name)
+    fn((rows,), (_BLOCK,), (drv.xp.ascontiguousarray(g), y, out, np.int64(n)))
+    return out
+
+
+def row_layer_norm_backward(drv, g, x, mean, rstd, w, rows, n):
+    """Layer norm's input gradient over rows of ``n`` elements (C-contiguous ``g`` and ``x``)."""
+    LAYER_NORM.launches += 1
+    if drv.simulated:
+        dx = _ref_layer_norm_backward(g.reshape(rows, n), x.reshape(rows, n), mean.reshape(rows), rstd.reshape(rows),
+                                      None if w is None else w.reshape(n))
+        return dx.astype(x.dtype).reshape(x.shape)
+    xp = drv.xp
+    dx = xp.empty_like(x)
+    fn = LAYER_NORM.function(drv, "layer_norm_backward", x.dtype.name)
+    wa = x if w is None else xp.ascontiguousarray(w)
+    fn((rows,), (_BLOCK,), (xp.ascontiguousarray(g), x, xp.ascontiguousarray(mean), xp.ascontiguousarray(rstd), wa,
+                             dx, np.int64(n), np.int32(w is not None)))
+    return dx
 
 
 def row_layer_norm(drv, x, w, b, eps, rows, n):
@@ -462,6 +566,29 @@ def kernels(drv, mods, wrap):
             return lib_log_softmax(self, dim, dtype)
         return wrap(row_softmax(drv, a, True), d)
 
+    lib_softmax = lib["softmax.int"]
+
+    def softmax(self, dim, dtype=None):
+        d = self._dtype if dtype is None else dtype
+        a = self._data
+        if (d is not self._dtype or d.name not in _ROW_FLOATS or a.ndim == 0 or 0 in a.shape
+                or dim not in (-1, a.ndim - 1) or not a.flags.c_contiguous):
+            return lib_softmax(self, dim, dtype)
+        return wrap(row_softmax(drv, a, False), d)
+
+    def softmax_backward(log):
+        fallback = lib["_log_softmax_backward_data" if log else "_softmax_backward_data"]
+
+        def kernel(grad_output, output, dim, input_dtype):
+            y = output._data
+            d = output._dtype
+            if (d.name not in _ROW_FLOATS or grad_output._dtype is not d or input_dtype is not d or y.ndim == 0
+                    or 0 in y.shape or dim not in (-1, y.ndim - 1) or not y.flags.c_contiguous):
+                return fallback(grad_output, output, dim, input_dtype)
+            return wrap(row_softmax_backward(drv, grad_output._data, y, log), d)
+        kernel.__name__ = "_log_softmax_backward_data" if log else "_softmax_backward_data"
+        return kernel
+
     lib_layer_norm = lib["native_layer_norm"]
 
     def native_layer_norm(input, normalized_shape, weight, bias, eps):
@@ -492,7 +619,28 @@ def kernels(drv, mods, wrap):
             _sgd_call(drv, gt._data, pt._data, buf, -1.0 if maximize else 1.0, float(weight_decay), float(momentum),
                       float(lr), float(dampening), bool(nesterov), bool(is_first_step))
 
-    return {"log_softmax.int": log_softmax, "_fused_sgd_": fused_sgd, "native_layer_norm": native_layer_norm,
+    lib_layer_norm_backward = lib["native_layer_norm_backward"]
+
+    def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
+        d = input._dtype
+        x = input._data
+        n = 1
+        for s in normalized_shape:
+            n *= s
+        if (not output_mask[0] or d.name not in _ROW_FLOATS or n == 0 or x.size == 0 or not x.flags.c_contiguous
+                or any(t is not None and t._dtype is not d for t in (grad_out, mean, rstd, weight))):
+            return lib_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
+        rows = x.size // n
+        dx = row_layer_norm_backward(drv, grad_out._data, x, mean._data, rstd._data,
+                                     None if weight is None else weight._data, rows, n)
+        # the weight's and bias's gradients are sums over the rows: the library's kernels
+        _, gw, gb = lib_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
+                                            (False, output_mask[1], output_mask[2]))
+        return wrap(dx, d), gw, gb
+
+    return {"log_softmax.int": log_softmax, "softmax.int": softmax, "_fused_sgd_": fused_sgd,
+            "_log_softmax_backward_data": softmax_backward(True), "_softmax_backward_data": softmax_backward(False),
+            "native_layer_norm_backward": native_layer_norm_backward, "native_layer_norm": native_layer_norm,
             "tanh_backward": unary_backward(TANH_BACKWARD, "tanh_backward"),
             "sigmoid_backward": unary_backward(SIGMOID_BACKWARD, "sigmoid_backward"),
             "threshold_backward": threshold_backward, "gelu_backward": gelu_backward,

@@ -140,3 +140,40 @@ def test_fused_sgd_updates_match_the_cpu(kw):
     assert fused.SGD.launches > before, "the fused update was not used"
     for a, b in zip(dev, _train(tp.optim.SGD, "cpu", **kw)):
         tp.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [tp.float32, tp.float64], ids=str)
+@pytest.mark.parametrize("fn", [F.softmax, F.log_softmax], ids=["softmax", "log_softmax"])
+def test_softmax_forward_and_backward_are_row_kernels_and_match_the_cpu(fn, dtype):
+    tp.manual_seed(0)
+    x = tp.randn(6, 33, 70).to(dtype)
+    before = fused.SOFTMAX.launches
+    dev = _grad(lambda t: fn(t, -1), x, "cuda")
+    assert fused.SOFTMAX.launches == before + 2  # the forward and the backward
+    _close(dev, _grad(lambda t: fn(t, -1), x, "cpu"), dtype)
+
+
+def test_double_backward_through_softmax_on_cuda_decomposes():
+    x = tp.randn(3, 5, dtype=tp.float64, device="cuda", requires_grad=True)
+    assert tp.autograd.gradgradcheck(lambda t: F.softmax(t, -1), (x,))
+    assert tp.autograd.gradgradcheck(lambda t: F.log_softmax(t, -1), (x,))
+
+
+@pytest.mark.parametrize("dtype", [tp.float32, tp.float64], ids=str)
+def test_layer_norm_backward_is_a_row_kernel_and_matches_the_cpu(dtype):
+    tp.manual_seed(0)
+    norm = tp.nn.LayerNorm(40).to(dtype)
+    with tp.no_grad():
+        norm.weight.uniform_(0.5, 1.5)
+        norm.bias.uniform_(-1, 1)
+    x = tp.randn(5, 3, 40).to(dtype)
+    grads = {}
+    for device in ("cpu", "cuda"):
+        norm.to(device).zero_grad()
+        before = fused.LAYER_NORM.launches
+        dev_x = _grad(norm, x, device)
+        if device == "cuda":
+            assert fused.LAYER_NORM.launches == before + 2
+        grads[device] = [dev_x] + [p.grad.clone() for p in norm.parameters()]  # (to() moves .grad too)
+    for a, b in zip(grads["cuda"], grads["cpu"]):
+        _close(a, b, dtype)
