@@ -54,6 +54,8 @@ def make_wrap(drv):
             t = make(native, dtype, dev)
             track(t._data, dev.index)
             return t
+    elif len(devices) == 1:
+        wrap = make  # one device: results are on it, with no device lookup per result
     else:
         def wrap(native, dtype, dev=None):
             return make(native, dtype, devices[current()] if dev is None else dev)
