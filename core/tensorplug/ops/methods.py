@@ -167,8 +167,9 @@ attach("zero_", zero_)
 def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
     """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other_tensor)``; returns self if nothing changes.
 
-    ``non_blocking`` and ``memory_format`` are accepted for PyTorch compatibility and ignored: copies are
-    synchronous and tensors are always row-major.
+    ``non_blocking`` reaches the backend's copy (tensorplug-cuda queues copies from and to pinned host
+    memory on the current stream); ``memory_format`` is accepted for PyTorch compatibility and ignored:
+    tensors are always row-major.
     """
     for a in args:
         if isinstance(a, _dt.dtype):
@@ -189,7 +190,7 @@ def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, mem
     same_dev = device is None or device == self._device
     if same_dtype and same_dev and not copy:
         return self
-    return M._to_copy(self, dtype=dtype, device=device)
+    return M._to_copy(self, dtype=dtype, device=device, non_blocking=bool(non_blocking))
 
 
 attach("to", to)

@@ -61,7 +61,7 @@ def _to_copy(self, dtype=None, device=None, non_blocking=False):
     """A cast (or copy) on the CPU in one numpy pass; another device goes through its backend's copy_."""
     d = self._dtype if dtype is None else dtype
     if device is not None and device.type != "cpu":
-        return tensorplug.empty(self._shape, dtype=d, device=device).copy_(self)
+        return tensorplug.empty(self._shape, dtype=d, device=device).copy_(self, non_blocking)
     if d is self._dtype:
         return wrap(self._data.copy(), d)
     out = halfcast.astype(self._data, d.np)

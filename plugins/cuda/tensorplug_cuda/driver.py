@@ -261,10 +261,10 @@ class SimulatedDriver(Driver):
             raise out_of_memory(nbytes, index, self.capacity, self.counter.current[index], self.capacity)
         return self.track(np.empty(shape, dtype=np_dtype), index)
 
-    def upload(self, host, index):
+    def upload(self, host, index, non_blocking=False):
         return self.track(np.array(host, copy=True, order="C"), index)
 
-    def download(self, native):
+    def download(self, native, non_blocking=False):
         return np.array(native, copy=True)
 
     def from_dlpack(self, ext):
@@ -412,11 +412,22 @@ class CupyDriver(Driver):
                 raise out_of_memory(nbytes, index, total, self.allocated(index), self.reserved(index),
                                     free) from None
 
-    def upload(self, host, index):
+    def upload(self, host, index, non_blocking=False):
+        """A device copy of host array ``host``; with ``non_blocking`` and page-locked ``host``, queued on
+        the current stream without waiting (the caller keeps ``host`` alive and unchanged until then)."""
         with self.cupy.cuda.Device(index):
+            if non_blocking and host.flags.c_contiguous and self.is_pinned(host):
+                arr = self.cupy.empty(host.shape, dtype=host.dtype)
+                arr.set(host, stream=self.cupy.cuda.get_current_stream())
+                return arr
             return self.cupy.asarray(host)
 
-    def download(self, native):
+    def download(self, native, non_blocking=False):
+        """A host copy of ``native``; with ``non_blocking``, into page-locked memory on the current stream
+        (synchronize, or wait on an event, before reading it)."""
+        if non_blocking:
+            out = self.pinned_empty(native.shape, native.dtype)
+            return native.get(stream=self.cupy.cuda.get_current_stream(), out=out)
         return self.cupy.asnumpy(native)
 
     def pinned_empty(self, shape, np_dtype):

@@ -74,7 +74,7 @@ def empty(size, dtype=None, device=None):
     return _STATE["wrap"](BACKEND.drv.empty(tuple(size), d.np, idx), d, BACKEND.devices[idx])
 
 
-def _native_on(t, index):
+def _native_on(t, index, non_blocking=False):
     """``t``'s values as a native array on device ``index`` (the same array when already there)."""
     drv = BACKEND.drv
     if t._device.type == "cuda":
@@ -82,18 +82,18 @@ def _native_on(t, index):
             return t._data
         with drv.using(index):  # device to device
             return drv.xp.array(t._data, copy=True) if not drv.simulated else np.array(t._data, copy=True)
-    return drv.upload(t._data, index)
+    return drv.upload(t._data, index, non_blocking)
 
 
 def copy_(self, src, non_blocking=False):
     drv = BACKEND.drv
-    if self._device.type == "cpu":  # device -> host
+    if self._device.type == "cpu":  # device -> host (a host destination is written at once)
         np.copyto(self._data, drv.download(src._data), casting="unsafe")
         return self
     check_dtype(self._dtype)
     idx = self._device.index
     with drv.using(idx):
-        drv.xp.copyto(self._data, _native_on(src, idx), casting="unsafe")
+        drv.xp.copyto(self._data, _native_on(src, idx, non_blocking), casting="unsafe")
     return self
 
 
@@ -101,7 +101,7 @@ def _to_copy(self, dtype=None, device=None, non_blocking=False):
     d = self._dtype if dtype is None else dtype
     drv = BACKEND.drv
     if device is not None and device.type == "cpu":
-        host = drv.download(self._data)
+        host = drv.download(self._data, non_blocking and d is self._dtype)
         if host.dtype != d.np:
             host = host.astype(d.np)
         return wrap_any(host, d, CPU)
@@ -110,7 +110,7 @@ def _to_copy(self, dtype=None, device=None, non_blocking=False):
     check_dtype(d)
     idx = self._device.index if device is None or device.index is None else device.index
     with drv.using(idx):
-        arr = _native_on(self, idx)
+        arr = _native_on(self, idx, non_blocking)
         arr = arr.astype(d.np, copy=True) if arr is self._data or arr.dtype != d.np else arr
         return _STATE["wrap"](arr, d, BACKEND.devices[idx])
 

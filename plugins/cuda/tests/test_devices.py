@@ -161,3 +161,13 @@ def test_from_dlpack_of_host_memory_is_a_cpu_tensor():
     a = np.arange(3.0)
     t = tp.from_dlpack(a)
     assert t.device.type == "cpu" and t.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_non_blocking_copies_arrive_after_a_synchronize():
+    host = tp.arange(1000.0).pin_memory()
+    dev = host.to("cuda", non_blocking=True)
+    back = (dev * 2).to("cpu", non_blocking=True)
+    tp.cuda.synchronize()
+    assert back.tolist() == (tp.arange(1000.0) * 2).tolist()
+    if not tp.cuda.is_simulated():
+        assert back.is_pinned()  # the device-to-host copy landed in page-locked memory
