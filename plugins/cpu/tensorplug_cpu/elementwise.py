@@ -20,6 +20,7 @@ from tensorplug import plugin_api as _api
 from tensorplug.plugin_api import float_dtype, binary_dtype, result_type
 
 from . import halfcast
+from .erf_cody import erf64
 from .kernels import wrap, cast, write
 from .xp import xp
 
@@ -157,6 +158,8 @@ def erf_float32(x):
 def _erf(a):
     a = xp.asarray(a)
     if a.dtype == xp.float64:
+        if xp is not np:  # another array module (cupy): Cody's approximation, on the device
+            return erf64(a).reshape(a.shape)
         return xp.asarray(_erf_py(a), dtype=xp.float64)  # math.erf: exact, fine for small tensors
     return erf_float32(a.astype(xp.float64)).astype(a.dtype)
 

@@ -54,3 +54,15 @@ def test_a_failed_instantiation_leaves_nothing_behind():
                        device=tp.device("cpu"), wrap=cpu_context.wrap, host_rng=cpu_context.host_rng,
                        from_host=cpu_context.from_host)
     assert not [m for m in sys.modules if m.startswith("_tensorplug_test_library_broken")]
+
+
+def test_cody_erf_for_other_array_modules_matches_math_erf():
+    """``erf`` in float64 takes math.erf (exact) on numpy and Cody's approximation on another array
+    module (cupy); the approximation is within a few ulps of math.erf over the whole range."""
+    import math
+    from tensorplug_cpu.erf_cody import erf64
+    x = np.concatenate([np.linspace(-7, 7, 20001), [0.0, -0.0, 0.46875, -0.46875, 4.0, 27.0, np.inf, -np.inf]])
+    want = np.array([math.erf(v) for v in x])
+    got = erf64(x)
+    np.testing.assert_allclose(got, want, rtol=1e-15, atol=1e-300)  # a few ulps
+    assert np.isnan(erf64(np.array([np.nan]))[0])
