@@ -15,6 +15,18 @@ import tensorplug  # noqa: E402
 from tensorplug.dispatch.library import Library  # noqa: E402
 
 
+@pytest.fixture(scope="module")
+def without_the_cuda_plugin():
+    """For a module about the core with no cuda backend: tensorplug-cuda, when installed (make installs
+    it), is disabled for the module and enabled again after."""
+    enabled = tensorplug.plugins.is_enabled("cuda")
+    if enabled:
+        tensorplug.plugins.disable("cuda")
+    yield
+    if enabled:
+        tensorplug.plugins.enable("cuda")
+
+
 @pytest.fixture
 def make_plugin():
     """``make_plugin(obj, name)`` registers and enables a plugin; it is forgotten after the test."""

@@ -18,16 +18,7 @@ import tensorplug as tp
 from tensorplug.backend import Backend
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _without_the_cuda_plugin():
-    """These tests are about the core with no cuda backend: tensorplug-cuda, when installed (make installs
-    it), is disabled for them and enabled again after."""
-    enabled = tp.plugins.is_enabled("cuda")
-    if enabled:
-        tp.plugins.disable("cuda")
-    yield
-    if enabled:
-        tp.plugins.enable("cuda")
+pytestmark = pytest.mark.usefixtures("without_the_cuda_plugin")  # tests/conftest.py
 
 
 # -- tensorplug.cuda without a cuda backend ------------------------------------------------------------------

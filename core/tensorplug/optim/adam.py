@@ -6,7 +6,7 @@ from .. import dtypes as _dt
 from ..ops import optim_ops as _ops
 from ..ops.factories import zeros_like
 from ..tensor import Tensor
-from .optimizer import Optimizer, _check_nonneg, _step_tensor
+from .optimizer import Optimizer, _check_nonneg, _check_implementation_flags, _step_tensor
 
 __all__ = ["Adam", "AdamW"]
 
@@ -45,13 +45,7 @@ class Adam(Optimizer):
             if not 0.0 <= beta < 1.0:
                 raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
         _check_nonneg(weight_decay, "weight_decay value")
-        if fused and foreach:
-            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
-        if differentiable:
-            if fused:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            raise NotImplementedError("tensorplug's optimizers do not support differentiable=True (a step "
-                                      "recorded by autograd)")
+        _check_implementation_flags(fused, foreach, differentiable)
         defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
                     "amsgrad": amsgrad, "foreach": foreach, "maximize": maximize, "capturable": capturable,
                     "differentiable": differentiable, "fused": fused,

@@ -269,3 +269,14 @@ def _step_tensor(value=0.0):
 def _check_nonneg(value, what):
     if not 0.0 <= value:
         raise ValueError(f"Invalid {what}: {value}")
+
+
+def _check_implementation_flags(fused, foreach, differentiable):
+    """PyTorch's refusals for ``fused`` / ``foreach`` / ``differentiable`` (a recorded step is not supported)."""
+    if fused and foreach:
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+    if differentiable:
+        if fused:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        raise NotImplementedError("tensorplug's optimizers do not support differentiable=True (a step "
+                                  "recorded by autograd)")

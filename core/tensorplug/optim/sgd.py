@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import dtypes as _dt
 from ..ops import optim_ops as _ops
 from ..ops.factories import empty_like
-from .optimizer import Optimizer, _check_nonneg
+from .optimizer import Optimizer, _check_nonneg, _check_implementation_flags
 
 __all__ = ["SGD"]
 
@@ -38,13 +38,7 @@ class SGD(Optimizer):
         _check_nonneg(weight_decay, "weight_decay value")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        if fused and foreach:
-            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
-        if differentiable:
-            if fused:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            raise NotImplementedError("tensorplug's optimizers do not support differentiable=True (a step "
-                                      "recorded by autograd)")
+        _check_implementation_flags(fused, foreach, differentiable)
         defaults = {"lr": lr, "momentum": momentum, "dampening": dampening, "weight_decay": weight_decay,
                     "nesterov": nesterov, "maximize": maximize, "foreach": foreach,
                     "differentiable": differentiable, "fused": fused}

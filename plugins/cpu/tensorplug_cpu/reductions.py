@@ -213,30 +213,29 @@ def addmm(self, mat1, mat2, beta=1, alpha=1):
 def log_softmax(self, dim, dtype=None):
     """Fused log_softmax (the core's composite takes six dispatches): computed in float32 for
     half types and rounded once, like the composite; an infinite max gives NaN, as in PyTorch."""
-    d = dtype or self._dtype
-    a = cast(self, d)
-    if a.size == 0:
+    d, a, axis = _softmax_operand(self, dim, dtype)
+    if not a.size:
         return wrap(a.copy(), d)
-    if d in _HALF:
-        a = a.astype(_f32)
-    axis = dim + a.ndim if dim < 0 else dim
-    if a.ndim == 0:
-        axis = None
     s = a - a.max(axis=axis, keepdims=True)
     out = s - xp.log(xp.exp(s).sum(axis=axis, keepdims=True))
     return wrap(out if out.dtype == d.np else out.astype(d.np), d)
 
 
+def _softmax_operand(self, dim, dtype):
+    """(result dtype, values to compute with: float32 for half types, the reduced axis: None for 0-d)."""
+    d = dtype or self._dtype
+    a = cast(self, d)
+    if d in _HALF and a.size:
+        a = a.astype(_f32)
+    return d, a, (None if a.ndim == 0 else (dim + a.ndim if dim < 0 else dim))
+
+
 def softmax(self, dim, dtype=None):
     """Fused softmax: the steps of the core's composite (max, exp, sum, divide) in one kernel, in
     float32 for half types and rounded once."""
-    d = dtype or self._dtype
-    a = cast(self, d)
-    if a.size == 0:
+    d, a, axis = _softmax_operand(self, dim, dtype)
+    if not a.size:
         return wrap(a.copy(), d)
-    if d in _HALF:
-        a = a.astype(_f32)
-    axis = None if a.ndim == 0 else (dim + a.ndim if dim < 0 else dim)
     e = xp.exp(a - a.max(axis=axis, keepdims=True))
     e /= e.sum(axis=axis, keepdims=True)
     return wrap(e if e.dtype == d.np else e.astype(d.np), d)
