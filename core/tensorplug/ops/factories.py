@@ -214,7 +214,7 @@ def dlpack_import(ext):
         holder = next((b for b in _backend.BACKENDS.values() if b.dlpack_device_type == typ), None)
     if holder is not None:
         native = holder.from_dlpack(ext, int(index))
-        dev = _backend.canonical_device(_device(holder.name, int(index)))
+        dev = canonical_device(_device(holder.name, int(index)))
         return make_tensor(native, _dt.from_numpy_dtype(native.dtype), dev, holder.ks | Dense.bit)
     raise BufferError(f"from_dlpack: no enabled backend holds DLPack device type {typ} (a cuda array needs "
                       f"tensorplug-cuda)")

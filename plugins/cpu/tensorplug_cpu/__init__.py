@@ -13,20 +13,22 @@ import tensorplug
 
 from .backend import BACKEND
 from . import allocator
-from . import kernels, elementwise, reductions, indexing, random, getitem, views
-from . import linalg, linalg_factor
-from . import conv
-from . import special, statistics
-from . import complex, fft
-from . import attention
-from . import nn_extra
-from . import index_extra
-from . import optim
-from . import special_bessel
-from . import special_more
+# the kernel modules, by name in KERNEL_MODULE_NAMES order (KERNEL_MODULES reads them from this namespace)
+from . import kernels, elementwise, reductions, indexing, random, getitem, views  # noqa: F401
+from . import linalg, linalg_factor  # noqa: F401
+from . import conv  # noqa: F401
+from . import special, statistics  # noqa: F401
+from . import complex, fft  # noqa: F401
+from . import attention  # noqa: F401
+from . import nn_extra  # noqa: F401
+from . import index_extra  # noqa: F401
+from . import optim  # noqa: F401
+from . import special_bessel  # noqa: F401
+from . import special_more  # noqa: F401
 from .library import kernel_library, merge_kernels, KERNEL_MODULE_NAMES
 
 __version__ = "0.2.0"
+__all__ = ["BACKEND", "KERNEL_MODULES", "KERNEL_MODULE_NAMES", "all_kernels", "kernel_library", "merge_kernels"]
 TENSORPLUG_API = (1, 0)  # the plugin API this plugin is written for (tensorplug.plugin_api)
 
 KERNEL_MODULES = tuple(globals()[name] for name in KERNEL_MODULE_NAMES)

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import threading
 
-import numpy as np
-
 import tensorplug
-from tensorplug.plugin_api import Backend
+from tensorplug.plugin_api import Backend, all_dtypes
 
 from . import driver as _drv
 
@@ -62,10 +60,6 @@ class CUDABackend(Backend):
                 self._ready = True
         return self.drv
 
-    def current(self):
-        """The current device (a ``tensorplug.device``)."""
-        return self.devices[self.drv.current_device()]
-
     def normalize_device(self, dev):
         drv = self.ensure_ready()
         idx = drv.current_device() if dev.index is None else dev.index
@@ -75,7 +69,7 @@ class CUDABackend(Backend):
         return self.devices[idx]
 
     def supported_dtypes(self):
-        return [d for d in tensorplug.plugin_api.all_dtypes() if d.name not in _UNSUPPORTED]
+        return [d for d in all_dtypes() if d.name not in _UNSUPPORTED]
 
     # -- memory ---------------------------------------------------------------------------------
     def empty(self, shape, dtype, device):
