@@ -141,25 +141,34 @@ _ADAM_OP = """
     double mm = (double)m; mm += (1.0 - beta1) * (gg - mm);
     double vv = beta2 * (double)v + (1.0 - beta2) * gg * gg;
     m = (T)mm; v = (T)vv;
-    if (amsgrad) { double mx = (double)vmax; if (vv > mx) { vmax = (T)vv; mx = vv; } vv = mx; }
+    AMSGRAD
     p = (T)(pp - step_size * mm / (sqrt(vv) / bc2 + eps));
 """
-ADAM = Fused("adam", "T g, float64 sign, float64 lr, float64 beta1, float64 beta2, float64 eps, float64 wd, "
-             "int32 decoupled, float64 step_size, float64 bc2, int32 amsgrad", "T p, T m, T v, T vmax", _ADAM_OP,
-             None)
+_ADAM_IN = ("T g, float64 sign, float64 lr, float64 beta1, float64 beta2, float64 eps, float64 wd, int32 decoupled, "
+            "float64 step_size, float64 bc2")
+# one kernel per variant, so that no output is passed twice: with amsgrad the running maximum is a fourth output
+ADAM = Fused("adam", _ADAM_IN, "T p, T m, T v", _ADAM_OP.replace("AMSGRAD", ""), None)
+ADAM_AMSGRAD = Fused("adam_amsgrad", _ADAM_IN, "T p, T m, T v, T vmax", _ADAM_OP.replace(
+    "AMSGRAD", "double mx = (double)vmax; if (vv > mx) { vmax = (T)vv; mx = vv; } vv = mx;"), None)
+
+
+def _elementwise(drv, fused):
+    k = fused._kernel
+    if k is None:
+        k = fused._kernel = drv.xp.ElementwiseKernel(fused.in_params, fused.out_params, fused.operation,
+                                                     f"tensorplug_{fused.name}")
+    return k
 
 
 def _adam_call(drv, g, p, m, v, vmax, sign, lr, beta1, beta2, eps, wd, decoupled, step_size, bc2, amsgrad):
-    ADAM.launches += 1
+    ADAM.launches += 1  # the family's count, whichever variant runs
     if drv.simulated:
         return _ref_adam(g, p, m, v, vmax, sign, lr, beta1, beta2, eps, wd, decoupled, step_size, bc2, amsgrad)
-    k = ADAM._kernel
-    if k is None:
-        k = ADAM._kernel = drv.xp.ElementwiseKernel(ADAM.in_params, ADAM.out_params, ADAM.operation,
-                                                    "tensorplug_adam")
-    # without amsgrad vmax is never read or written: v stands in for it
-    k(g, sign, lr, beta1, beta2, eps, wd, int(decoupled), step_size, bc2, int(amsgrad), p, m, v,
-      vmax if amsgrad else v)
+    args = (g, sign, lr, beta1, beta2, eps, wd, int(decoupled), step_size, bc2, p, m, v)
+    if amsgrad:
+        _elementwise(drv, ADAM_AMSGRAD)(*args, vmax)
+    else:
+        _elementwise(drv, ADAM)(*args)
     return p
 
 
@@ -177,30 +186,31 @@ def _ref_sgd(g, p, buf, sign, wd, momentum, lr, dampening, nesterov, first, has_
     return p
 
 
-SGD = Fused("sgd", "T g, float64 sign, float64 wd, float64 momentum, float64 lr, float64 dampening, "
-            "int32 nesterov, int32 first, int32 has_momentum", "T p, T buf", """
+_SGD_IN = "T g, float64 sign, float64 wd, float64 momentum, float64 lr, float64 dampening, int32 nesterov, int32 first"
+SGD = Fused("sgd", _SGD_IN, "T p, T buf", """
     double gg = sign * (double)g, pp = (double)p;
     if (wd != 0.0) { gg += wd * pp; }
-    if (has_momentum) {
-        double bb = first ? gg : momentum * (double)buf + (1.0 - dampening) * gg;
-        buf = (T)bb;
-        gg = nesterov ? gg + momentum * bb : bb;
-    }
+    double bb = first ? gg : momentum * (double)buf + (1.0 - dampening) * gg;
+    buf = (T)bb;
+    gg = nesterov ? gg + momentum * bb : bb;
     p = (T)(pp - lr * gg);
 """, None)
+SGD_PLAIN = Fused("sgd_plain", "T g, float64 sign, float64 wd, float64 lr", "T p", """
+    double gg = sign * (double)g, pp = (double)p;
+    if (wd != 0.0) { gg += wd * pp; }
+    p = (T)(pp - lr * gg);
+""", None)  # without momentum: no buffer
 
 
 def _sgd_call(drv, g, p, buf, sign, wd, momentum, lr, dampening, nesterov, first):
-    SGD.launches += 1
+    SGD.launches += 1  # the family's count, whichever variant runs
     has_momentum = momentum != 0
     if drv.simulated:
         return _ref_sgd(g, p, buf, sign, wd, momentum, lr, dampening, nesterov, first, has_momentum)
-    k = SGD._kernel
-    if k is None:
-        k = SGD._kernel = drv.xp.ElementwiseKernel(SGD.in_params, SGD.out_params, SGD.operation, "tensorplug_sgd")
-    # without momentum the buffer is never read or written: p stands in for it
-    k(g, sign, wd, momentum, lr, dampening, int(nesterov), int(first), int(has_momentum), p,
-      buf if has_momentum else p)
+    if has_momentum:
+        _elementwise(drv, SGD)(g, sign, wd, momentum, lr, dampening, int(nesterov), int(first), p, buf)
+    else:
+        _elementwise(drv, SGD_PLAIN)(g, sign, wd, lr, p)
     return p
 
 

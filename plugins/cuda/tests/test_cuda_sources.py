@@ -51,7 +51,8 @@ def _params(spec, t):
 
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
 @pytest.mark.parametrize("kernel", [fused.TANH_BACKWARD, fused.SIGMOID_BACKWARD, fused.THRESHOLD_BACKWARD,
-                                    fused.GELU_BACKWARD, fused.GELU_BACKWARD_CDF, fused.ADAM, fused.SGD],
+                                    fused.GELU_BACKWARD, fused.GELU_BACKWARD_CDF, fused.ADAM, fused.ADAM_AMSGRAD,
+                                    fused.SGD, fused.SGD_PLAIN],
                          ids=lambda k: k.name)
 def test_elementwise_kernel_sources_compile(kernel, dtype, tmp_path):
     ins, outs = _params(kernel.in_params, dtype), _params(kernel.out_params, dtype)
