@@ -219,12 +219,31 @@ def test_iterable_dataset_rejects_shuffle_and_samplers():
         DataLoader(Stream(3), sampler=[0])
 
 
-def test_pin_memory_warns_that_it_has_no_effect():
-    with pytest.warns(UserWarning, match="no effect"):
-        DataLoader(dataset(2), pin_memory=True)
+def test_pin_memory_without_an_accelerator_warns_when_iterating_as_pytorch_does(monkeypatch):
+    from tensorplug.utils.data import dataloader as D
+    monkeypatch.setattr(D, "_accelerator_available", lambda: False)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        DataLoader(dataset(2))
+        loader = DataLoader(dataset(2), pin_memory=True)  # nothing at construction
+        list(DataLoader(dataset(2)))
+    with pytest.warns(UserWarning, match="'pin_memory' argument is set as true but no accelerator is found, then "
+                                         "device pinned memory won't be used."):
+        batches = list(loader)
+    assert [b[0].is_pinned() for b in batches] == [False, False]
+
+
+def test_pin_memory_pins_every_tensor_of_a_batch(monkeypatch):
+    from tensorplug.utils.data import dataloader as D
+    monkeypatch.setattr(D, "_accelerator_available", lambda: True)
+    pinned = []
+
+    def fake_pin(self):
+        pinned.append(self.shape)
+        return self.clone()
+    monkeypatch.setattr(tp.Tensor, "pin_memory", fake_pin)
+    batch = D.pin_memory({"x": tp.ones(2, 3), "rest": [tp.zeros(1), "label", (tp.ones(4),)]})
+    assert pinned == [(2, 3), (1,), (4,)]
+    assert batch["rest"][1] == "label" and isinstance(batch["rest"][2], tuple)
 
 
 def test_random_sampler_with_replacement_draws_lazily(monkeypatch):

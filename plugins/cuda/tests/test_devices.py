@@ -171,3 +171,14 @@ def test_non_blocking_copies_arrive_after_a_synchronize():
     assert back.tolist() == (tp.arange(1000.0) * 2).tolist()
     if not tp.cuda.is_simulated():
         assert back.is_pinned()  # the device-to-host copy landed in page-locked memory
+
+
+def test_a_data_loader_with_pin_memory_gives_pinned_batches():
+    from tensorplug.utils.data import DataLoader, TensorDataset
+    data = TensorDataset(tp.arange(12.0).reshape(6, 2), tp.arange(6))
+    batches = list(DataLoader(data, batch_size=4, pin_memory=True))
+    assert [len(b[0]) for b in batches] == [4, 2]
+    assert all(x.is_pinned() and y.is_pinned() for x, y in batches)
+    x = batches[0][0].to("cuda", non_blocking=True)
+    tp.cuda.synchronize()
+    assert x.cpu().tolist() == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0]]

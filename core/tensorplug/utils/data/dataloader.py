@@ -6,13 +6,30 @@ import itertools
 import warnings
 
 from ... import dtypes as _dt
+from ...accelerator import is_available as _accelerator_available
 from ...ops.factories import empty
+from ...tensor import Tensor
 from ._multiprocess import MultiProcessingIter
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler, check_batching
 
 __all__ = ["DataLoader"]
+
+
+def pin_memory(data):
+    """``data`` (a batch: tensors in lists, tuples, named tuples and dicts) with each tensor in pinned memory."""
+    if isinstance(data, Tensor):
+        return data.pin_memory()
+    if isinstance(data, (str, bytes)):
+        return data
+    if isinstance(data, dict):
+        return type(data)((k, pin_memory(v)) for k, v in data.items())
+    if isinstance(data, tuple) and hasattr(data, "_fields"):  # a named tuple
+        return type(data)(*(pin_memory(v) for v in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(pin_memory(v) for v in data)
+    return data
 
 
 class DataLoader:
@@ -35,7 +52,10 @@ class DataLoader:
     ``prefetch_factor`` per worker in flight; an exception in a worker is
     raised again in the main process, naming the worker; ``timeout`` (seconds,
     0 for none) bounds each wait; ``persistent_workers`` keeps the processes
-    between epochs. ``pin_memory`` has no effect (tensorplug has no pinned host memory).
+    between epochs. ``pin_memory=True`` copies each batch's tensors into page-locked host memory
+    (``Tensor.pin_memory()``) when an accelerator is available (tensorplug-cuda), so that
+    ``.to("cuda", non_blocking=True)`` can overlap the copy; without one it warns, as PyTorch does,
+    when iteration starts, and has no effect.
     """
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
@@ -66,9 +86,6 @@ class DataLoader:
         self.pin_memory_device = pin_memory_device
         self.in_order = in_order
         self._iterator = None
-        if pin_memory:
-            warnings.warn("'pin_memory' argument is set as true but tensorplug has no pinned memory; "
-                          "it has no effect", stacklevel=2)
         self.dataset = dataset
         self.num_workers = num_workers
         self.pin_memory = pin_memory
@@ -119,6 +136,16 @@ class DataLoader:
         return int(empty((), dtype=_dt.int64).random_(generator=self.generator).item())
 
     def __iter__(self):
+        it = self._batches()
+        if not self.pin_memory:
+            return it
+        if not _accelerator_available():
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
+                          "memory won't be used.", stacklevel=2)
+            return it
+        return (pin_memory(batch) for batch in it)
+
+    def _batches(self):
         if self.num_workers > 0:
             if not self.persistent_workers:
                 return MultiProcessingIter(self)
