@@ -14,7 +14,8 @@ parameter and both moments in place), the SGD update (``_fused_sgd_``: momentum,
 weight decay, one launch per parameter updating it and its buffer), and, as per-row ``RawKernel``s (one block per row),
 ``softmax`` and ``log_softmax`` over the last dim of a contiguous input (cross-entropy's forward runs
 the latter) and their backward ops ``_softmax_backward_data`` / ``_log_softmax_backward_data``, and
-``native_layer_norm`` with its backward's input gradient (float32 and float64). Other dtypes, and layouts the row kernels do
+``native_layer_norm`` with its backward's input gradient (float16, computed in float32 and rounded
+once, float32 and float64). Other dtypes, and layouts the row kernels do
 not cover, use the library kernels.
 """
 
@@ -216,7 +217,10 @@ def _sgd_call(drv, g, p, buf, sign, wd, momentum, lr, dampening, nesterov, first
 
 # -- row kernels: one thread block per row of a contiguous (rows, n) matrix ------------------------
 _ROW_PRELUDE = r"""
+#include <cupy/float16.cuh>
 #define BLOCK 256
+__device__ __forceinline__ float ld(const float16 v) { return (float)v; }
+__device__ __forceinline__ void st(float16* p, float v) { *p = float16(v); }
 __device__ __forceinline__ float ld(const float v) { return v; }
 __device__ __forceinline__ double ld(const double v) { return v; }
 __device__ __forceinline__ void st(float* p, float v) { *p = v; }
@@ -283,6 +287,8 @@ __device__ void row_softmax(const T* __restrict__ x, T* __restrict__ y, long lon
         for (long long j = threadIdx.x; j < n; j += BLOCK) st(yr + j, exp((A)ld(xr[j]) - m) / s);
     }
 }
+extern "C" __global__ void log_softmax_f16(const float16* x, float16* y, long long n) { row_softmax<float16, float, true>(x, y, n); }
+extern "C" __global__ void softmax_f16(const float16* x, float16* y, long long n) { row_softmax<float16, float, false>(x, y, n); }
 extern "C" __global__ void log_softmax_f32(const float* x, float* y, long long n) { row_softmax<float, float, true>(x, y, n); }
 extern "C" __global__ void log_softmax_f64(const double* x, double* y, long long n) { row_softmax<double, double, true>(x, y, n); }
 extern "C" __global__ void softmax_f32(const float* x, float* y, long long n) { row_softmax<float, float, false>(x, y, n); }
@@ -306,6 +312,8 @@ __device__ void row_softmax_backward(const T* __restrict__ g, const T* __restric
         for (long long j = threadIdx.x; j < n; j += BLOCK) { const A yy = (A)ld(yr[j]); st(outr + j, yy * ((A)ld(gr[j]) - s)); }
     }
 }
+extern "C" __global__ void log_softmax_backward_f16(const float16* g, const float16* y, float16* out, long long n) { row_softmax_backward<float16, float, true>(g, y, out, n); }
+extern "C" __global__ void softmax_backward_f16(const float16* g, const float16* y, float16* out, long long n) { row_softmax_backward<float16, float, false>(g, y, out, n); }
 extern "C" __global__ void log_softmax_backward_f32(const float* g, const float* y, float* out, long long n) { row_softmax_backward<float, float, true>(g, y, out, n); }
 extern "C" __global__ void log_softmax_backward_f64(const double* g, const double* y, double* out, long long n) { row_softmax_backward<double, double, true>(g, y, out, n); }
 extern "C" __global__ void softmax_backward_f32(const float* g, const float* y, float* out, long long n) { row_softmax_backward<float, float, false>(g, y, out, n); }
@@ -337,6 +345,10 @@ __device__ void row_layer_norm(const T* __restrict__ x, const T* __restrict__ w,
     }
     if (threadIdx.x == 0) { st(mean + row, mu); st(rstd + row, r); }
 }
+extern "C" __global__ void layer_norm_f16(const float16* x, const float16* w, const float16* b, float16* y,
+                                          float16* mean, float16* rstd, long long n, double eps, int has_w,
+                                          int has_b) {
+    row_layer_norm<float16, float>(x, w, b, y, mean, rstd, n, eps, has_w, has_b); }
 extern "C" __global__ void layer_norm_f32(const float* x, const float* w, const float* b, float* y, float* mean,
                                           float* rstd, long long n, double eps, int has_w, int has_b) {
     row_layer_norm<float, float>(x, w, b, y, mean, rstd, n, eps, has_w, has_b); }
@@ -369,6 +381,10 @@ __device__ void row_layer_norm_backward(const T* __restrict__ g, const T* __rest
         st(dxr + j, (h - a - ((A)ld(xr[j]) - mu) * r * b) * r);
     }
 }
+extern "C" __global__ void layer_norm_backward_f16(const float16* g, const float16* x, const float16* mean,
+                                                   const float16* rstd, const float16* w, float16* dx, long long n,
+                                                   int has_w) {
+    row_layer_norm_backward<float16, float>(g, x, mean, rstd, w, dx, n, has_w); }
 extern "C" __global__ void layer_norm_backward_f32(const float* g, const float* x, const float* mean, const float* rstd,
                                                    const float* w, float* dx, long long n, int has_w) {
     row_layer_norm_backward<float, float>(g, x, mean, rstd, w, dx, n, has_w); }
@@ -378,8 +394,8 @@ extern "C" __global__ void layer_norm_backward_f64(const double* g, const double
     row_layer_norm_backward<double, double>(g, x, mean, rstd, w, dx, n, has_w); }
 """
 
-_SUFFIX = {"float32": "f32", "float64": "f64"}
-_ROW_FLOATS = frozenset(_SUFFIX)  # float16 rows take the library's kernels (no half headers needed)
+_SUFFIX = {"float16": "f16", "float32": "f32", "float64": "f64"}
+_ROW_FLOATS = frozenset(_SUFFIX)  # float16 rows compute in float32 and round once, as the CPU's kernels
 _BLOCK = 256
 
 
