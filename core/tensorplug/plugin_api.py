@@ -72,7 +72,7 @@ __all__ = [
     "cat_plan", "infer_size", "squeeze_dims", "select_index", "slice_bounds", "view_strides", "view_impl",
     "unsqueeze_impl", "host_rng", "random_bounds", "initial_seed", "set_draw_target_hook", "add_node_scope",
     "remove_node_scope", "warn_user", "register_tensor_kind", "lazy_name",
-    "written_arguments", "check_api_version",
+    "written_arguments", "run_on_host", "check_api_version",
 ]
 
 _new = object.__new__
@@ -273,3 +273,65 @@ def written_arguments(op):
     if w is None:
         w = _WRITTEN[op] = tuple(i for i, a in enumerate(op.schema.arguments) if a.is_write)
     return w
+
+
+def run_on_host(op, args, device_type, *, download, upload, copy_back, default_device):
+    """Run ``op`` through the CPU's kernels on host copies of its arguments on ``device_type``: what a
+    backend's boxed fallback (or a kernel for an op its device cannot do) calls.
+
+    ``download(t)`` gives a host numpy array with the values of device tensor ``t``;
+    ``upload(array, dtype, dev)`` a native array on device ``dev`` holding host ``array``;
+    ``copy_back(t, host)`` writes the values of host tensor ``host`` into device tensor ``t`` (for
+    the arguments the schema marks written, ``Tensor(a!)``); ``default_device()`` is the device
+    results go to when no argument is on ``device_type``.
+
+    Results come back to the arguments' device, and an argument written in place is returned as
+    itself. Two devices of ``device_type`` among the arguments raise PyTorch's "Expected all
+    tensors to be on the same device" error. A wrapped Python number keeps its flag on the host, so
+    type promotion is the same as on the device.
+    """
+    cpu = device("cpu")
+    found = None
+    for a in args:
+        for x in (a if isinstance(a, (list, tuple)) else (a,)):
+            dev = x._device if isinstance(x, Tensor) else (x if isinstance(x, device) else None)
+            if dev is None or dev.type != device_type or (isinstance(x, Tensor) and x._wrapped_number):
+                continue
+            if found is None:
+                found = dev
+            elif dev is not found:
+                raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                                   f"{found} and {dev}! (when checking arguments for {op.qualname})")
+    target = found if found is not None else default_device()
+    copies = {}  # id(host copy) -> (host copy, device original)
+
+    def to_host(x):
+        if isinstance(x, Tensor):
+            if x._device.type != device_type:
+                return x
+            host = wrap(download(x), x._dtype, cpu)
+            host._wrapped_number = x._wrapped_number
+            copies[id(host)] = (host, x)
+            return host
+        if isinstance(x, (list, tuple)):
+            return type(x)(to_host(v) for v in x)
+        if isinstance(x, device) and x.type == device_type:
+            return cpu
+        return x
+
+    def to_device(x):
+        if isinstance(x, Tensor):
+            if id(x) in copies:  # an argument written in place: the device original is the result
+                return copies[id(x)][1]
+            return wrap(upload(x._data, x._dtype, target), x._dtype, target)
+        if isinstance(x, (list, tuple)):
+            return type(x)(to_device(v) for v in x)
+        return x
+
+    host_args = [to_host(a) for a in args]
+    out = op.redispatch(key_set("cpu"), *host_args)
+    for i in written_arguments(op):
+        for host in (host_args[i] if isinstance(host_args[i], (list, tuple)) else (host_args[i],)):
+            if isinstance(host, Tensor) and id(host) in copies:
+                copy_back(copies[id(host)][1], host)
+    return to_device(out)

@@ -24,8 +24,7 @@ import functools
 import numpy as np
 
 import tensorplug
-from tensorplug.plugin_api import (Tensor, tensor_maker, wrap as wrap_any, key_set, lookup_op, warn_user,
-                                   written_arguments)
+from tensorplug.plugin_api import Tensor, tensor_maker, wrap as wrap_any, lookup_op, run_on_host, warn_user
 
 from .backend import BACKEND, check_dtype
 from . import fused, random as _random
@@ -121,44 +120,17 @@ _warned: set = set()
 
 def on_host(name):
     """A kernel for op ``name`` (``"multinomial"``, ``"add.Tensor"``) that runs the CPU kernel on host
-    copies of its arguments, copies the arguments it writes back and uploads the results."""
+    copies of its arguments (``tensorplug.plugin_api.run_on_host``), warning once."""
     op = lookup_op(name if "::" in name else f"tensorplug::{name}")
-    written = written_arguments(op)
-
-    def to_host(x, copies):
-        if isinstance(x, Tensor) and x._device.type == "cuda":
-            h = wrap_any(BACKEND.drv.download(x._data), x._dtype, CPU)
-            copies[id(h)] = (h, x)
-            return h
-        if isinstance(x, (list, tuple)):
-            return type(x)(to_host(v, copies) for v in x)
-        if isinstance(x, tensorplug.device) and x.type == "cuda":
-            return CPU
-        return x
-
-    def to_device(x, copies, idx):
-        if isinstance(x, Tensor):
-            if id(x) in copies:
-                return copies[id(x)][1]
-            return _STATE["wrap"](BACKEND.drv.upload(x._data, idx), x._dtype, BACKEND.devices[idx])
-        if isinstance(x, (list, tuple)):
-            return type(x)(to_device(v, copies, idx) for v in x)
-        return x
+    drv = BACKEND.drv
 
     def kernel(*args):
         if name not in _warned:
             _warned.add(name)
             warn_user(f"{name} runs on the host for 'cuda' (copies to and from the device)")
-        idx = _args_device(args)
-        idx = BACKEND.drv.current_device() if idx is None else idx
-        copies = {}
-        host_args = [to_host(a, copies) for a in args]
-        out = op.redispatch(key_set("cpu"), *host_args)
-        for i in written:
-            for h in (host_args[i] if isinstance(host_args[i], (list, tuple)) else (host_args[i],)):
-                if isinstance(h, Tensor) and id(h) in copies:
-                    copy_(copies[id(h)][1], h)
-        return to_device(out, copies, idx)
+        return run_on_host(op, args, "cuda", download=lambda t: drv.download(t._data),
+                           upload=lambda values, dtype, dev: drv.upload(values, dev.index), copy_back=copy_,
+                           default_device=lambda: BACKEND.devices[drv.current_device()])
 
     kernel.__name__ = f"{name}_on_host"
     return kernel

@@ -11,7 +11,7 @@ from __future__ import annotations
 import traceback
 
 import tensorplug as tp
-from tensorplug.testing.suite import load_op_db, move_sample
+from tensorplug.testing import load_op_db, move_sample
 
 from tensorplug_cuda.testing import needs_cuda, simulated
 
