@@ -11,7 +11,8 @@ Fused here: the elementwise backward formulas ``tanh_backward``, ``sigmoid_backw
 ``_fused_gelu_backward`` from the forward's kept CDF), and the Adam / AdamW
 parameter update (``_fused_adam_`` / ``_fused_adamw_``: one launch per parameter updating the
 parameter and both moments in place), the SGD update (``_fused_sgd_``: momentum, dampening, Nesterov,
-weight decay, one launch per parameter updating it and its buffer), and, as per-row ``RawKernel``s (one block per row),
+weight decay, one launch per parameter updating it and its buffer), ``nll_loss`` forward and
+backward over (N, C) log-probabilities (cross-entropy after log_softmax), and, as per-row ``RawKernel``s (one block per row),
 ``softmax`` and ``log_softmax`` over the last dim of a contiguous input (cross-entropy's forward runs
 the latter) and their backward ops ``_softmax_backward_data`` / ``_log_softmax_backward_data``, and
 ``native_layer_norm`` with its backward's input gradient (float16, computed in float32 and rounded
@@ -213,6 +214,52 @@ def _sgd_call(drv, g, p, buf, sign, wd, momentum, lr, dampening, nesterov, first
     else:
         _elementwise(drv, SGD_PLAIN)(g, sign, wd, lr, p)
     return p
+
+
+# -- nll_loss (cross-entropy after log_softmax) ----------------------------------------------------
+# the picked log-probability and the target's weight per sample, in one pass over the targets; the
+# product is exact in double, so rounding it once gives the library's value bit for bit
+NLL_PICK = Fused("nll_pick", "int64 t, raw T x, raw T w, int64 C, int64 ignore, int32 has_w", "T loss, T wt", """
+    if (t == ignore) { loss = (T)0; wt = (T)0; }
+    else {
+        const double ww = has_w ? (double)w[t] : 1.0;
+        loss = (T)(-(double)x[i * C + t] * ww);
+        wt = (T)ww;
+    }
+""", None)
+# the gradient: -(g * w) at each kept sample's target class of a zeroed (N, C) matrix
+NLL_GRAD = Fused("nll_grad", "int64 t, T g, T wt, int64 C, int64 ignore", "raw T out", """
+    if (t != ignore) { out[i * C + t] = (T)(-(double)g * (double)wt); }
+""", None)
+
+
+def nll_pick(drv, t, x, w, ignore_index):
+    """``(loss, weight)`` per sample of log-probabilities ``x`` (N, C) and targets ``t`` (N,)."""
+    NLL_PICK.launches += 1
+    if drv.simulated:
+        ignored = t == ignore_index
+        safe = np.where(ignored, 0, t)
+        ww = np.ones(t.shape, np.float64) if w is None else w[safe].astype(np.float64)
+        ww[ignored] = 0.0
+        loss = -x[np.arange(t.shape[0]), safe].astype(np.float64) * ww
+        return loss.astype(x.dtype), ww.astype(x.dtype)
+    k = _elementwise(drv, NLL_PICK)
+    flat = x.reshape(-1)  # raw arrays are indexed by element: one flat C-ordered view
+    return k(t, flat, flat if w is None else w, np.int64(x.shape[1]), np.int64(ignore_index),
+             np.int32(w is not None))
+
+
+def nll_grad(drv, t, g, wt, shape, ignore_index):
+    """The (N, C) gradient: ``-(g * wt)`` at each kept sample's target, 0 elsewhere."""
+    NLL_GRAD.launches += 1
+    out = drv.xp.zeros(shape, wt.dtype)
+    if drv.simulated:
+        keep = t != ignore_index
+        vals = np.negative(np.broadcast_to(g, t.shape).astype(np.float64) * wt.astype(np.float64))
+        out[np.arange(t.shape[0])[keep], t[keep]] = vals[keep]
+        return out
+    _elementwise(drv, NLL_GRAD)(t, g, wt, np.int64(shape[1]), np.int64(ignore_index), out.reshape(-1))
+    return out
 
 
 # -- row kernels: one thread block per row of a contiguous (rows, n) matrix ------------------------
@@ -645,6 +692,47 @@ def kernels(drv, mods, wrap):
             _sgd_call(drv, gt._data, pt._data, buf, -1.0 if maximize else 1.0, float(weight_decay), float(momentum),
                       float(lr), float(dampening), bool(nesterov), bool(is_first_step))
 
+    red, ew = mods["reductions"], mods["elementwise"]
+    lib_nll, lib_nll_backward = lib["nll_loss"], lib["nll_loss_backward"]
+
+    def _nll_fusable(self, target, weight):
+        x, t = self._data, target._data
+        return (self._dtype.name in _FLOATS and x.ndim == 2 and x.flags.c_contiguous and t.ndim == 1
+                and t.dtype == np.int64 and t.flags.c_contiguous and x.shape[0] == t.shape[0]
+                and (weight is None or (weight._dtype is self._dtype and weight._data.flags.c_contiguous)))
+
+    def nll_loss(self, target, weight=None, reduction=1, ignore_index=-100):
+        if not _nll_fusable(self, target, weight):
+            return lib_nll(self, target, weight, reduction, ignore_index)
+        d = self._dtype
+        _, safe = red._nll_targets(target, ignore_index)
+        bad = (safe < 0) | (safe >= self._data.shape[1])
+        if bad.any():  # PyTorch's error, where cupy's gather would wrap
+            raise IndexError(f"Target {int(safe[bad][0])} is out of bounds.")
+        loss, wt = nll_pick(drv, target._data, self._data, None if weight is None else weight._data, ignore_index)
+        loss = wrap(loss, d)
+        if reduction == 0:
+            return loss
+        if reduction == 2:
+            return red.sum(loss)
+        return ew.div(red.sum(loss), red.sum(wrap(wt, d)))
+
+    def nll_loss_backward(grad_output, self, target, weight=None, reduction=1, ignore_index=-100):
+        if not _nll_fusable(self, target, weight) or grad_output._dtype is not self._dtype:
+            return lib_nll_backward(grad_output, self, target, weight, reduction, ignore_index)
+        d = self._dtype
+        dn = d.np
+        t = target._data
+        ignored = t == ignore_index
+        w = (~ignored).astype(dn)
+        if weight is not None:
+            w = weight._data[drv.xp.where(ignored, 0, t)] * w
+        g = grad_output._data
+        if reduction == 1:  # the library's steps: the total weight in float32 for half types
+            total = drv.xp.add.reduce(w, axis=None, dtype=np.float32 if d.name == "float16" else dn)
+            g = drv.xp.true_divide(g, total.astype(dn))
+        return wrap(nll_grad(drv, t, drv.xp.asarray(g, dtype=dn), w, self._data.shape, ignore_index), d)
+
     lib_layer_norm_backward = lib["native_layer_norm_backward"]
 
     def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
@@ -666,7 +754,8 @@ def kernels(drv, mods, wrap):
 
     return {"log_softmax.int": log_softmax, "softmax.int": softmax, "_fused_sgd_": fused_sgd,
             "_log_softmax_backward_data": softmax_backward(True), "_softmax_backward_data": softmax_backward(False),
-            "native_layer_norm_backward": native_layer_norm_backward, "native_layer_norm": native_layer_norm,
+            "native_layer_norm_backward": native_layer_norm_backward,
+            "nll_loss": nll_loss, "nll_loss_backward": nll_loss_backward, "native_layer_norm": native_layer_norm,
             "tanh_backward": unary_backward(TANH_BACKWARD, "tanh_backward"),
             "sigmoid_backward": unary_backward(SIGMOID_BACKWARD, "sigmoid_backward"),
             "threshold_backward": threshold_backward, "gelu_backward": gelu_backward,

@@ -28,7 +28,7 @@ pytestmark = [
                        reason="cupy (for its float16 header) is not installed"),
 ]
 
-_C_TYPE = {"float16": "float16", "float32": "float", "float64": "double", "int32": "int", "float64s": "double"}
+_C_TYPE = {"float16": "float16", "float32": "float", "float64": "double", "int32": "int", "int64": "long long"}
 
 
 def _compile(source, tmp_path, name):
@@ -41,23 +41,28 @@ def _compile(source, tmp_path, name):
 
 
 def _params(spec, t):
-    """cupy's typed parameter list ('T g, float64 lr') as (C type, name) with T = ``t``."""
+    """cupy's typed parameter list ('T g, raw T x, float64 lr') as (C type, name, raw) with T = ``t``."""
     out = []
     for item in spec.split(","):
-        typ, name = item.split()
-        out.append((_C_TYPE[t] if typ == "T" else _C_TYPE[typ], name))
+        words = item.split()
+        raw = words[0] == "raw"
+        typ, name = words[-2:]
+        out.append((_C_TYPE[t] if typ == "T" else _C_TYPE[typ], name, raw))
     return out
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
 @pytest.mark.parametrize("kernel", [fused.TANH_BACKWARD, fused.SIGMOID_BACKWARD, fused.THRESHOLD_BACKWARD,
                                     fused.GELU_BACKWARD, fused.GELU_BACKWARD_CDF, fused.ADAM, fused.ADAM_AMSGRAD,
-                                    fused.SGD, fused.SGD_PLAIN],
+                                    fused.SGD, fused.SGD_PLAIN, fused.NLL_PICK, fused.NLL_GRAD],
                          ids=lambda k: k.name)
 def test_elementwise_kernel_sources_compile(kernel, dtype, tmp_path):
     ins, outs = _params(kernel.in_params, dtype), _params(kernel.out_params, dtype)
-    args = [f"const {t}* _raw_{n}" for t, n in ins] + [f"{t}* _raw_{n}" for t, n in outs] + ["long long _n"]
-    body = [f"const {t} {n} = _raw_{n}[_i];" for t, n in ins] + [f"{t} &{n} = _raw_{n}[_i];" for t, n in outs]
+    args = [f"const {t}* _raw_{n}" for t, n, _ in ins] + [f"{t}* _raw_{n}" for t, n, _ in outs] + ["long long _n"]
+    # an element parameter is a value (an output a reference) at the loop index i; a raw one the whole array
+    body = ([f"const {t}* {n} = _raw_{n};" if raw else f"const {t} {n} = _raw_{n}[_i];" for t, n, raw in ins]
+            + [f"{t}* {n} = _raw_{n};" if raw else f"{t} &{n} = _raw_{n}[_i];" for t, n, raw in outs]
+            + ["const long long i = _i;"])
     source = (f"#include <cupy/float16.cuh>\n"
               f"typedef {_C_TYPE[dtype]} T;\n"
               f"extern \"C\" __global__ void {kernel.name}({', '.join(args)}) {{\n"

@@ -178,3 +178,30 @@ def test_layer_norm_backward_is_a_row_kernel_and_matches_the_cpu(dtype):
         grads[device] = [dev_x] + [p.grad.clone() for p in norm.parameters()]  # (to() moves .grad too)
     for a, b in zip(grads["cuda"], grads["cpu"]):
         _close(a, b, dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_nll_loss_forward_and_backward_are_fused_and_match_the_cpu(dtype, reduction, weighted):
+    tp.manual_seed(0)
+    logits = tp.randn(9, 7).to(dtype)
+    target = tp.tensor([0, 3, 6, -100, 2, 2, 5, -100, 1])
+    weight = tp.rand(7).to(dtype) + 0.5 if weighted else None
+    results = {}
+    for device in ("cpu", "cuda"):
+        before = (fused.NLL_PICK.launches, fused.NLL_GRAD.launches)
+        x = logits.detach().to(device).requires_grad_(True)
+        loss = F.cross_entropy(x, target.to(device), weight=None if weight is None else weight.to(device),
+                               reduction=reduction, ignore_index=-100)
+        (loss.sum() if reduction == "none" else loss).backward()
+        if device == "cuda":
+            assert (fused.NLL_PICK.launches, fused.NLL_GRAD.launches) == (before[0] + 1, before[1] + 1)
+        results[device] = (loss.detach(), x.grad)
+    for a, b in zip(results["cuda"], results["cpu"]):
+        _close(a, b, dtype)
+
+
+def test_an_out_of_range_target_raises_pytorchs_error_on_the_fused_path():
+    with pytest.raises(IndexError, match="Target 7 is out of bounds."):
+        F.nll_loss(tp.randn(2, 7, device="cuda"), tp.tensor([1, 7], device="cuda"))
