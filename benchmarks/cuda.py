@@ -45,7 +45,9 @@ import numpy as np
 
 import tensorplug as tp
 
-SIZES = (784, 256, 256, 10)
+sys.path.insert(0, os.path.dirname(__file__))
+import training as T  # noqa: E402  (the MLP's weights and batches, as training.py measures them)
+
 DEVICE = "cuda"
 
 
@@ -247,21 +249,6 @@ def gpu_time(fn, sync, number, repeat, warmup=2):
 
 
 # -- the cases --------------------------------------------------------------------------------
-def init_weights(seed=0):
-    rng = np.random.default_rng(seed)
-    ws = []
-    for fan_in, fan_out in zip(SIZES[:-1], SIZES[1:]):
-        bound = 1 / np.sqrt(fan_in)
-        ws.append(rng.uniform(-bound, bound, (fan_out, fan_in)).astype(np.float32))
-        ws.append(rng.uniform(-bound, bound, fan_out).astype(np.float32))
-    return ws
-
-
-def batch(n, seed=1):
-    rng = np.random.default_rng(seed)
-    return rng.standard_normal((n, SIZES[0])).astype(np.float32), rng.integers(0, 10, n).astype(np.int64)
-
-
 def matmul_tflops(fw, n, dtype, cfg):
     a, b = fw.randn((n, n), dtype), fw.randn((n, n), dtype)
     t = gpu_time(lambda: fw.matmul(a, b), fw.sync, cfg["mm_number"], cfg["repeat"])
@@ -279,8 +266,8 @@ def add_gbps(fw, n, cfg):
 
 
 def mlp_ms(fw, cfg):
-    model, opt = fw.mlp(init_weights())
-    xn, yn = batch(cfg["batch"])
+    model, opt = fw.mlp(T.init_weights())
+    xn, yn = T.batch(cfg["batch"])
     x, y = fw.from_numpy(xn), fw.from_numpy(yn)
     t = gpu_time(lambda: fw.step(model, opt, x, y), fw.sync, cfg["mlp_steps"], cfg["repeat"])
     return t * 1e3
@@ -289,8 +276,8 @@ def mlp_ms(fw, cfg):
 def mlp_peak_mib(fw, cfg):
     gc.collect()  # nothing left over from the earlier cases (graphs, peers' arrays) may count
     fw.release()
-    model, opt = fw.mlp(init_weights())
-    xn, yn = batch(cfg["batch"])
+    model, opt = fw.mlp(T.init_weights())
+    xn, yn = T.batch(cfg["batch"])
     x, y = fw.from_numpy(xn), fw.from_numpy(yn)
     for _ in range(2):  # the first steps allocate the gradients and the momentum buffers
         fw.step(model, opt, x, y)

@@ -34,25 +34,30 @@ _ARGS = ("Tensor(a!)[] self, Tensor[] grads, Tensor(b!)[] exp_avgs, Tensor(c!)[]
 
 def _check(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr, beta1, beta2, weight_decay, eps,
            amsgrad, maximize):
-    n = len(self)
     lists = [("grads", grads), ("exp_avgs", exp_avgs), ("exp_avg_sqs", exp_avg_sqs), ("steps", steps)]
     if amsgrad:
         lists.append(("max_exp_avg_sqs", max_exp_avg_sqs))
+    _check_lists("_fused_adam_", self, lists, lists[:3] + lists[4:])  # steps are floats
+
+
+def _check_lists(op, params, lists, tensor_lists):
+    """A multi-tensor update's per-parameter lists: each of ``lists`` (``(name, list)``) has one entry per
+    parameter, each tensor of ``tensor_lists`` the parameter's shape and dtype, and the parameters are
+    floating point."""
+    n = len(params)
     for name, lst in lists:
         if len(lst) != n:
-            raise RuntimeError(f"_fused_adam_: {name} has {len(lst)} entries for {n} parameters")
-    for i, p in enumerate(self):
+            raise RuntimeError(f"{op}: {name} has {len(lst)} entries for {n} parameters")
+    for i, p in enumerate(params):
         shape = p._shape
-        for name, lst in lists[:3] + lists[4:]:
+        for name, lst in tensor_lists:
             t = lst[i]
             if t._shape != shape:
-                raise RuntimeError(f"_fused_adam_: {name}[{i}] has shape {list(t._shape)}, the parameter "
-                                   f"{list(shape)}")
+                raise RuntimeError(f"{op}: {name}[{i}] has shape {list(t._shape)}, the parameter {list(shape)}")
             if t._dtype is not p._dtype:
-                raise RuntimeError(f"_fused_adam_: {name}[{i}] is {t._dtype.name}, the parameter {p._dtype.name}")
+                raise RuntimeError(f"{op}: {name}[{i}] is {t._dtype.name}, the parameter {p._dtype.name}")
         if not p._dtype.is_floating_point:
-            raise RuntimeError(f"_fused_adam_: parameter {i} is {p._dtype.name}: a floating point dtype is needed")
-
+            raise RuntimeError(f"{op}: parameter {i} is {p._dtype.name}: a floating point dtype is needed")
 
 def _update(decoupled):
     def update(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr, beta1, beta2, weight_decay, eps,
@@ -92,22 +97,8 @@ _SGD_ARGS = ("Tensor(a!)[] self, Tensor[] grads, Tensor(b!)[] momentum_buffer_li
 
 def _check_sgd(self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize,
                is_first_step):
-    n = len(self)
     lists = [("grads", grads)] + ([("momentum_buffer_list", momentum_buffer_list)] if momentum != 0 else [])
-    for name, lst in lists:
-        if len(lst) != n:
-            raise RuntimeError(f"_fused_sgd_: {name} has {len(lst)} entries for {n} parameters")
-    for i, p in enumerate(self):
-        for name, lst in lists:
-            t = lst[i]
-            if t._shape != p._shape:
-                raise RuntimeError(f"_fused_sgd_: {name}[{i}] has shape {list(t._shape)}, the parameter "
-                                   f"{list(p._shape)}")
-            if t._dtype is not p._dtype:
-                raise RuntimeError(f"_fused_sgd_: {name}[{i}] is {t._dtype.name}, the parameter {p._dtype.name}")
-        if not p._dtype.is_floating_point:
-            raise RuntimeError(f"_fused_sgd_: parameter {i} is {p._dtype.name}: a floating point dtype is needed")
-
+    _check_lists("_fused_sgd_", self, lists, lists)
 
 def sgd_loop(self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize,
              is_first_step):

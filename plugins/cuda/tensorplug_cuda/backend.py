@@ -71,17 +71,20 @@ class CUDABackend(Backend):
     def supported_dtypes(self):
         return [d for d in all_dtypes() if d.name not in _UNSUPPORTED]
 
+    def index_of(self, device):
+        """The device index of ``device`` (None, or a device without an index: the current one)."""
+        drv = self.ensure_ready()
+        return drv.current_device() if device is None or device.index is None else device.index
+
     # -- memory ---------------------------------------------------------------------------------
     def empty(self, shape, dtype, device):
         check_dtype(dtype)
-        drv = self.ensure_ready()
-        idx = drv.current_device() if device is None or device.index is None else device.index
-        return drv.empty(shape, dtype.np, idx)
+        idx = self.index_of(device)  # first: it brings the driver up
+        return self.drv.empty(shape, dtype.np, idx)
 
     def from_numpy(self, array, device):
-        drv = self.ensure_ready()
-        idx = drv.current_device() if device is None or device.index is None else device.index
-        return drv.upload(array, idx)
+        idx = self.index_of(device)
+        return self.drv.upload(array, idx)
 
     def to_numpy(self, native):
         return self.drv.download(native)
@@ -105,8 +108,8 @@ class CUDABackend(Backend):
             return drv.from_dlpack(ext)
 
     def synchronize(self, device=None):
-        drv = self.ensure_ready()
-        self.drv.synchronize(drv.current_device() if device is None or device.index is None else device.index)
+        idx = self.index_of(device)
+        self.drv.synchronize(idx)
 
     def manual_seed(self, seed):
         for fn in self.seeders:

@@ -629,25 +629,20 @@ def kernels(drv, mods, wrap):
         kernel.__name__ = "_fused_adamw_" if decoupled else "_fused_adam_"
         return kernel
 
-    lib_log_softmax = lib["log_softmax.int"]
+    def over_last_dim(a, d, dim):
+        """Whether the row kernels serve ``a`` (dtype ``d``) along ``dim``: its contiguous last dim."""
+        return (d.name in _ROW_FLOATS and a.ndim > 0 and 0 not in a.shape and dim in (-1, a.ndim - 1)
+                and a.flags.c_contiguous)
 
-    def log_softmax(self, dim, dtype=None):
-        d = self._dtype if dtype is None else dtype
-        a = self._data
-        if (d is not self._dtype or d.name not in _ROW_FLOATS or a.ndim == 0 or 0 in a.shape
-                or dim not in (-1, a.ndim - 1) or not a.flags.c_contiguous):
-            return lib_log_softmax(self, dim, dtype)
-        return wrap(row_softmax(drv, a, True), d)
+    def softmax_forward(log):
+        fallback = lib["log_softmax.int" if log else "softmax.int"]
 
-    lib_softmax = lib["softmax.int"]
-
-    def softmax(self, dim, dtype=None):
-        d = self._dtype if dtype is None else dtype
-        a = self._data
-        if (d is not self._dtype or d.name not in _ROW_FLOATS or a.ndim == 0 or 0 in a.shape
-                or dim not in (-1, a.ndim - 1) or not a.flags.c_contiguous):
-            return lib_softmax(self, dim, dtype)
-        return wrap(row_softmax(drv, a, False), d)
+        def kernel(self, dim, dtype=None):
+            if (dtype is not None and dtype is not self._dtype) or not over_last_dim(self._data, self._dtype, dim):
+                return fallback(self, dim, dtype)
+            return wrap(row_softmax(drv, self._data, log), self._dtype)
+        kernel.__name__ = "log_softmax" if log else "softmax"
+        return kernel
 
     def softmax_backward(log):
         fallback = lib["_log_softmax_backward_data" if log else "_softmax_backward_data"]
@@ -655,8 +650,7 @@ def kernels(drv, mods, wrap):
         def kernel(grad_output, output, dim, input_dtype):
             y = output._data
             d = output._dtype
-            if (d.name not in _ROW_FLOATS or grad_output._dtype is not d or input_dtype is not d or y.ndim == 0
-                    or 0 in y.shape or dim not in (-1, y.ndim - 1) or not y.flags.c_contiguous):
+            if grad_output._dtype is not d or input_dtype is not d or not over_last_dim(y, d, dim):
                 return fallback(grad_output, output, dim, input_dtype)
             return wrap(row_softmax_backward(drv, grad_output._data, y, log), d)
         kernel.__name__ = "_log_softmax_backward_data" if log else "_softmax_backward_data"
@@ -752,7 +746,7 @@ def kernels(drv, mods, wrap):
                                             (False, output_mask[1], output_mask[2]))
         return wrap(dx, d), gw, gb
 
-    return {"log_softmax.int": log_softmax, "softmax.int": softmax, "_fused_sgd_": fused_sgd,
+    return {"log_softmax.int": softmax_forward(True), "softmax.int": softmax_forward(False), "_fused_sgd_": fused_sgd,
             "_log_softmax_backward_data": softmax_backward(True), "_softmax_backward_data": softmax_backward(False),
             "native_layer_norm_backward": native_layer_norm_backward,
             "nll_loss": nll_loss, "nll_loss_backward": nll_loss_backward, "native_layer_norm": native_layer_norm,

@@ -61,15 +61,11 @@ def make_wrap(drv):
     return wrap
 
 
-def _index(dev):
-    return BACKEND.drv.current_device() if dev is None or dev.index is None else dev.index
-
-
 # -- memory ----------------------------------------------------------------------------------------
 def empty(size, dtype=None, device=None):
     d = dtype or tensorplug.get_default_dtype()
     check_dtype(d)
-    idx = _index(device)
+    idx = BACKEND.index_of(device)
     return _STATE["wrap"](BACKEND.drv.empty(tuple(size), d.np, idx), d, BACKEND.devices[idx])
 
 
@@ -80,7 +76,7 @@ def _native_on(t, index, non_blocking=False):
         if t._device.index == index:
             return t._data
         with drv.using(index):  # device to device
-            return drv.xp.array(t._data, copy=True) if not drv.simulated else np.array(t._data, copy=True)
+            return drv.xp.array(t._data, copy=True)
     return drv.upload(t._data, index, non_blocking)
 
 
