@@ -13,7 +13,7 @@ import weakref
 
 from .. import dtypes as _dt
 from ..autograd import backward as _backward
-from ..backend import canonical_device, BACKENDS
+from ..backend import canonical_device
 from ..device import device as _device
 from ..autograd.graph import check_hook_result
 from ..dispatch.argcheck import check_no_internal_overlap
@@ -215,8 +215,8 @@ def cuda(self, device=None, non_blocking=False, memory_format=None):
 
 
 def _cuda_runtime(name):
-    b = BACKENDS.get("cuda")
-    return None if b is None else getattr(getattr(b, "runtime", None), name, None)
+    from ..cuda import _runtime_fn  # lazy: tensorplug.cuda loads on first use, not with the methods
+    return _runtime_fn(name)
 
 
 def pin_memory(self, device=None):
