@@ -4,7 +4,7 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-PLUGINS := plugins/cpu plugins/profiler plugins/vmap plugins/autocast plugins/quantize plugins/cuda plugins/privateuse1_example examples/minimal_backend
+PLUGINS := plugins/cpu plugins/profiler plugins/vmap plugins/autocast plugins/quantize plugins/cuda plugins/compile plugins/privateuse1_example examples/minimal_backend
 STAMP  := $(VENV)/.installed-stamp
 PIP    := $(BIN)/python -m pip
 
@@ -45,6 +45,7 @@ bench: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/layers_rnn.py
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/autocast.py
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/quantize.py
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/compile.py
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/programs.py
 
 clean:

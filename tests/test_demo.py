@@ -41,3 +41,22 @@ def test_profile_flag_prints_top_ops_and_writes_a_trace(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "Self CPU" in out and "# of Calls" in out and f"wrote a Chrome trace to {trace}" in out
     assert json.loads(trace.read_text())["traceEvents"]
+
+
+@pytest.mark.parametrize("model", ["mlp", "cnn"])
+def test_compile_flag_trains_to_the_same_accuracy_and_reports_step_times(model, capsys):
+    import tensorplug as tp
+    args = ["--model", model, "--epochs", "2"]
+    if not tp.plugins.is_enabled("compile"):
+        with pytest.raises(SystemExit, match="tensorplug-compile"):
+            demo.main(args + ["--compile"])
+        return
+    eager = demo.train(demo.parser().parse_args(args))
+    eager_out = capsys.readouterr().out
+    compiled = demo.train(demo.parser().parse_args(args + ["--compile"]))
+    out = capsys.readouterr().out
+    assert compiled == eager  # the same kernels in the same order: the same model, bit for bit
+    assert [ln for ln in out.splitlines() if ln.startswith("epoch")] == \
+        [ln for ln in eager_out.splitlines() if ln.startswith("epoch")]
+    line = next(ln for ln in out.splitlines() if ln.startswith("step time"))
+    assert "compiled" in line and "eager" in line

@@ -35,7 +35,7 @@ def _loop_reference(ps, steps, make, **kw):
             for s in st:
                 s["step"].add_(1)
             loop(ps, grads, [s["exp_avg"] for s in st], [s["exp_avg_sq"] for s in st],
-                 [s["max_exp_avg_sq"] for s in st] if g["amsgrad"] else [], [s["step"].item() for s in st],
+                 [s["max_exp_avg_sq"] for s in st] if g["amsgrad"] else [], [s["step"] for s in st],
                  lr=g["lr"], beta1=g["betas"][0], beta2=g["betas"][1], eps=g["eps"],
                  weight_decay=g["weight_decay"], amsgrad=g["amsgrad"], maximize=g["maximize"])
     return [p.detach().numpy().copy() for p in ps]
@@ -111,11 +111,11 @@ def test_the_op_checks_its_lists():
     p, g = [tp.zeros(3)], [tp.zeros(3)]
     kw = dict(lr=0.1, beta1=0.9, beta2=0.99, weight_decay=0.0, eps=1e-8, amsgrad=False, maximize=False)
     with pytest.raises(RuntimeError, match="exp_avgs has 0 entries for 1 parameters"):
-        O.fused_adam_(p, g, [], [tp.zeros(3)], [], [1.0], **kw)
+        O.fused_adam_(p, g, [], [tp.zeros(3)], [], [tp.tensor(1.0)], **kw)
     with pytest.raises(RuntimeError, match=r"exp_avg_sqs\[0\] has shape \[2\], the parameter \[3\]"):
-        O.fused_adam_(p, g, [tp.zeros(3)], [tp.zeros(2)], [], [1.0], **kw)
+        O.fused_adam_(p, g, [tp.zeros(3)], [tp.zeros(2)], [], [tp.tensor(1.0)], **kw)
     with pytest.raises(RuntimeError, match=r"grads\[0\] is float64, the parameter float32"):
-        O.fused_adamw_(p, [tp.zeros(3, dtype=tp.float64)], [tp.zeros(3)], [tp.zeros(3)], [], [1.0], **kw)
+        O.fused_adamw_(p, [tp.zeros(3, dtype=tp.float64)], [tp.zeros(3)], [tp.zeros(3)], [], [tp.tensor(1.0)], **kw)
 
 
 # -- SGD ---------------------------------------------------------------------------------------------

@@ -98,10 +98,8 @@ __all__ = sorted({k for k in globals() if not k.startswith("_") and k != "annota
 def __getattr__(name):
     if name in _LAZY_SUBMODULES:
         return _importlib.import_module(f"{__name__}.{name}")
-    from .plugins import NAMESPACE, missing_name_error, complete_pending, namespace_value  # lazy: the manager is imported by then; a name miss is rare
-    if name in NAMESPACE or (not name.startswith("__") and complete_pending() and name in NAMESPACE):
-        return namespace_value(name)
-    raise missing_name_error(name)
+    from .plugins import public  # lazy: the manager is imported by then; a name miss is rare
+    return public(name)
 
 
 plugins.discover()

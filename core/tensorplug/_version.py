@@ -9,7 +9,7 @@ __version__ = "0.2.0"
 
 #: ``(major, minor)`` of tensorplug.plugin_api. A plugin loads when the major
 #: numbers agree and its minor is at most this one (a minor release only adds).
-API_VERSION = (1, 2)
+API_VERSION = (1, 3)
 
 
 def check_api_version(wanted, plugin="plugin"):

@@ -51,6 +51,10 @@ class Backend:
     #: the DLPack device type of the backend's memory (2 = kDLCUDA), or None: ``tensorplug.from_dlpack``
     #: hands objects of that type to :meth:`from_dlpack`, and ``Tensor.__dlpack__`` exports the native array
     dlpack_device_type = None
+    #: read by tensorplug-compile (docs/compile.md, "A backend's lowering"): an object whose
+    #: ``lower(op_name, args, out)`` returns a function computing an op on native arrays into a buffer
+    #: (or None), with ``empty(shape, dtype)``, ``enter()`` and ``exit(token)``; None: replays call kernels
+    compile_lowering = None
 
     def is_available(self) -> bool:
         return True

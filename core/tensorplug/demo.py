@@ -105,6 +105,9 @@ def train(args):
                                       shuffle=True, generator=tp.Generator().manual_seed(args.seed))
     print(f"training a {args.model.upper()} on {len(y_train)} digits ({len(y_test)} held out) on "
           f"{args.device}; {sum(p.numel() for p in model.parameters())} parameters")
+    step = _training_step(model, opt, amp, scaler)
+    if args.compile:
+        step = _compiled(step)
     start = time.perf_counter()
     acc = 0.0
     for epoch in range(1, args.epochs + 1):
@@ -112,16 +115,7 @@ def train(args):
         bar = tqdm(loader, desc=f"epoch {epoch:2d}/{args.epochs}", leave=False, file=sys.stdout,
                    disable=not sys.stdout.isatty() and not args.progress)
         for xb, yb in bar:
-            with amp() if amp is not None else contextlib.nullcontext():
-                loss = F.cross_entropy(model(xb), yb)
-            opt.zero_grad()
-            if scaler is not None:   # float16: scale the loss so small gradients do not flush to zero
-                scaler.scale(loss).backward()
-                scaler.step(opt)
-                scaler.update()
-            else:
-                loss.backward()
-                opt.step()
+            loss = step(xb, yb)
             running += loss.item() * len(yb)
             seen += len(yb)
             bar.set_postfix(loss=f"{running / seen:.4f}")
@@ -129,12 +123,61 @@ def train(args):
         print(f"epoch {epoch:2d}: train loss {running / seen:.4f}  test loss {test_loss:.4f}  "
               f"test accuracy {acc:.2%}")
     print(f"done in {time.perf_counter() - start:.1f} s: test accuracy {acc:.2%}")
+    if args.compile:
+        _step_times(args, model.state_dict(), x_train[:args.batch_size], y_train[:args.batch_size])
     if args.quantize:
         _quantized(model, x_test, y_test, args.quantize)
     if args.save:
         tp.save(model.state_dict(), args.save)
         print(f"saved the weights to {args.save}")
     return acc
+
+
+def _training_step(model, opt, amp, scaler):
+    """One optimizer step on a batch; returns the loss (the function ``--compile`` compiles)."""
+    def step(xb, yb):
+        with amp() if amp is not None else contextlib.nullcontext():
+            loss = F.cross_entropy(model(xb), yb)
+        opt.zero_grad()
+        if scaler is not None:   # float16: scale the loss so small gradients do not flush to zero
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        else:
+            loss.backward()
+            opt.step()
+        return loss
+    return step
+
+
+def _compiled(fn):
+    try:
+        return tp.compile(fn)  # provided by the tensorplug-compile plugin
+    except AttributeError as e:
+        raise SystemExit(f"tensorplug demo --compile: {e}") from None
+
+
+def _step_times(args, weights, xb, yb, steps=30):
+    """Milliseconds per training step, eager and compiled, on copies of the trained model."""
+    times = {}
+    for kind in ("eager", "compiled"):
+        model = make_model(args.model).to(args.device)
+        model.load_state_dict(weights)
+        opt = tp.optim.Adam(model.parameters(), lr=args.lr)
+        amp, scaler = _mixed_precision(args)
+        step = _training_step(model, opt, amp, scaler)
+        if kind == "compiled":
+            step = _compiled(step)
+        for _ in range(4):  # the compiled step replays from its third call
+            step(xb, yb).item()
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            step(xb, yb)
+        step(xb, yb).item()
+        times[kind] = (time.perf_counter() - t0) / (steps + 1) * 1e3
+    print(f"step time (batch {len(yb)}): compiled {times['compiled']:.2f} ms, eager {times['eager']:.2f} ms "
+          f"({times['eager'] / times['compiled']:.2f}x)")
+    return times
 
 
 def _mixed_precision(args):
@@ -238,6 +281,8 @@ def parser():
     ap.add_argument("--tour", action="store_true", help="show tensors, promotion, plugins and dispatch instead")
     ap.add_argument("--amp", choices=("bf16", "fp16"), help="train in mixed precision under autocast (needs "
                     "tensorplug-autocast); fp16 adds a GradScaler")
+    ap.add_argument("--compile", action="store_true", help="train with the step compiled by tensorplug.compile "
+                    "(needs tensorplug-compile) and compare its step time with eager")
     ap.add_argument("--quantize", choices=QUANTIZE_CHOICES, help="after training, quantize the model (needs "
                     "tensorplug-quantize) and compare accuracy, bytes and inference time")
     ap.add_argument("--profile", nargs="?", const="tensorplug-demo-trace.json", metavar="TRACE",

@@ -44,10 +44,11 @@ from .backend import Backend, backend_for, canonical_device
 from .device import device
 from .dispatch.dispatcher import (FALLTHROUGH as fallthrough_kernel, include_keys, exclude_keys, lookup_op, OpOverload,
                                   OPS as _OPS, tls_state as _tls_state, set_tls_state as _set_tls_state)
+from .dispatch.argcheck import bump_version as _bump
 from .dispatch.keys import FunctionalityKey, REGISTRY as _REGISTRY
 from .dispatch.library import Library
 from .hookspecs import hookimpl
-from .tensor import Tensor, make_tensor as _make_tensor, make_view as wrap_view, _wrap_dim, _is_contiguous
+from .tensor import Tensor, make_tensor as _make_tensor, make_view as wrap_view, _wrap_dim, _is_contiguous, OBSERVER as _OBSERVER
 from .dtypes import all_dtypes, BOOL, INTEGRAL, FLOATING, COMPLEX
 from ._warn import warn_user
 from .serialization import register_tensor_kind
@@ -72,7 +73,7 @@ __all__ = [
     "cat_plan", "infer_size", "squeeze_dims", "select_index", "slice_bounds", "view_strides", "view_impl",
     "unsqueeze_impl", "host_rng", "random_bounds", "initial_seed", "set_draw_target_hook", "add_node_scope",
     "remove_node_scope", "warn_user", "register_tensor_kind", "lazy_name",
-    "written_arguments", "run_on_host", "check_api_version",
+    "written_arguments", "run_on_host", "check_api_version", "set_observer", "TensorSpec", "bump_version",
 ]
 
 _new = object.__new__
@@ -257,6 +258,52 @@ def remove_node_scope(scope):
     """Undo :func:`add_node_scope` (nothing if ``scope`` is not installed)."""
     while scope in _graph.NODE_SCOPES:
         _graph.NODE_SCOPES.remove(scope)
+
+
+class TensorSpec:
+    """A tensor's ``shape``, ``dtype`` and ``device``, without its values: what a backend's
+    ``compile_lowering.lower`` is told of each tensor argument and of the result."""
+
+    __slots__ = ("shape", "dtype", "device")
+
+    def __init__(self, shape, dtype, device):
+        self.shape, self.dtype, self.device = tuple(shape), dtype, device
+
+    def __eq__(self, other):
+        return (other.__class__ is TensorSpec and self.shape == other.shape and self.dtype is other.dtype
+                and self.device == other.device)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype))
+
+    def __repr__(self):
+        return f"TensorSpec({self.shape}, {self.dtype.name}, {self.device})"
+
+
+def bump_version(t):
+    """Count one in-place write to ``t`` (its version counter, shared with its views), as a kernel for an
+    op that writes does: for code that writes a tensor's native array itself (a compiled replay)."""
+    _bump(t)
+
+
+# -- observing what a function does beyond op calls -------------------------------------------
+def set_observer(observer):
+    """Install ``observer`` (or remove it with None): the core tells it what a tracing transform cannot
+    see as op calls.
+
+    - ``observer.host_read(t, what)``: values of tensor ``t`` (or, with ``t`` None, a generator's
+      state) are about to leave for Python; ``what`` says how (``"Tensor.item()"``,
+      ``"printing a tensor"``, ``"a generator's get_state()"``);
+    - ``observer.value_check(t)``: an op's argument check reads ``t``'s values (index bounds);
+    - ``observer.grad_read(t)`` / ``observer.grad_write(t, value)``: ``t.grad`` is read or replaced
+      (by user code, an optimizer, or the autograd engine accumulating into a leaf);
+    - ``observer.effect(fn, *args)``: Python state that later kernel calls depend on is about to change
+      by ``fn(*args)`` (a random generator reseeded); a replay should call it at the same point.
+
+    One process-wide observer; it should act only for the threads it traces. With none installed
+    each of these events costs one list read.
+    """
+    _OBSERVER[0] = observer
 
 
 # -- schemas --------------------------------------------------------------------------------------

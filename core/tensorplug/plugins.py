@@ -55,7 +55,8 @@ NAMESPACE_OWNER: dict = {}  # public name -> plugin providing it now
 # plugin provided earlier in this process (so the error after disabling says who).
 # Only plugins that exist in this repository are named here; a plugin still to
 # come adds its names when it lands.
-NAME_PROVIDERS: dict = {"vmap": "vmap", "profiler": "profiler", "openreg": "openreg",
+NAME_PROVIDERS: dict = {"vmap": "vmap", "profiler": "profiler", "openreg": "openreg", "compile": "compile",
+                        "compiler": "compile",
                         **{n: "autocast" for n in (
                             "autocast", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
                             "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
@@ -405,6 +406,13 @@ def _check_public_name(pub):
     target = sys.modules.get(f"tensorplug.{module}" if dot else "tensorplug")
     if target is not None and attr in vars(target):
         raise ValueError(f"name {pub!r} would shadow tensorplug.{pub}, which the core defines")
+
+
+def public(name):
+    """``tensorplug.NAME`` from an enabled plugin (the AttributeError naming the plugin otherwise)."""
+    if name in NAMESPACE or (not name.startswith("__") and complete_pending() and name in NAMESPACE):
+        return namespace_value(name)
+    raise missing_name_error(name)
 
 
 def plugin_name(module, attr):

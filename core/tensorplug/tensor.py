@@ -65,6 +65,9 @@ class Storage:
 
 _new = object.__new__
 LEGACY_NEW = [None]  # the legacy constructor behind Tensor(...), installed by tensorplug._legacy
+OBSERVER = [None]
+"""``OBSERVER[0]``: an object told when values leave a tensor for Python and when ``.grad`` is read or
+written (a tracing transform: see :func:`tensorplug.plugin_api.set_observer`); None, one list read, otherwise."""
 
 
 class Tensor:
@@ -221,10 +224,16 @@ class Tensor:
 
     @property
     def grad(self):
+        obs = OBSERVER[0]
+        if obs is not None:
+            obs.grad_read(self)
         return self._grad
 
     @grad.setter
     def grad(self, value):
+        obs = OBSERVER[0]
+        if obs is not None:
+            obs.grad_write(self, value)
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got {type(value).__name__}")
@@ -298,10 +307,17 @@ class Tensor:
         if self._device.type != "cpu" and not force:
             raise TypeError(f"can't convert {self._device} device type tensor to numpy. "
                             "Use Tensor.cpu() to copy the tensor to host memory first.")
+        obs = OBSERVER[0]
+        if obs is not None:
+            obs.host_read(self, "Tensor.numpy()")
         return backend_of(self._device.type).to_numpy(self._data)
 
-    def _host(self):
-        """Values as a numpy array, from any device (copying if needed)."""
+    def _host(self, what="reading the values on the host"):
+        """Values as a numpy array, from any device (copying if needed); ``what`` names the reader
+        for an observer (``Tensor.item()``, ``printing a tensor``)."""
+        obs = OBSERVER[0]
+        if obs is not None:
+            obs.host_read(self, what)
         return backend_of(self._device.type).to_numpy(self._data)
 
     def _check_values(self):
@@ -310,17 +326,20 @@ class Tensor:
         A transform's wrapper returns every element it stands for (a vmap batched
         tensor: all examples, batch dimensions first), so a check sees each example.
         """
-        return self._host()
+        obs = OBSERVER[0]
+        if obs is not None:
+            obs.value_check(self)
+        return backend_of(self._device.type).to_numpy(self._data)
 
     def tolist(self):
         """The values as (nested) Python lists of Python numbers."""
-        return self._host().tolist()
+        return self._host("Tensor.tolist()").tolist()
 
     def item(self):
         """The value of a one-element tensor as a Python number."""
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
-        return self._host().reshape(()).item()
+        return self._host("Tensor.item()").reshape(()).item()
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()

@@ -13,7 +13,7 @@ from contextlib import ExitStack
 from heapq import heapify, heappop, heappush
 
 from .. import dtypes as _dt
-from ..tensor import Tensor
+from ..tensor import Tensor, OBSERVER as _OBSERVER
 from . import _ops
 from .graph import AccumulateGrad, gradient_edge, has_nan, forward_stack, _anomaly, NODE_SCOPES, check_hook_result
 from .grad_mode import set_grad_enabled
@@ -127,18 +127,26 @@ def _accumulate(var, g, create_graph, stealable=False):
             if r is not None:
                 g = check_hook_result(h, g, r)
                 stealable = False
+    obs = _OBSERVER[0]
+    if obs is not None:  # a tracer: which branch runs below depends on .grad
+        obs.grad_read(var)
     cur = var._grad
     if cur is None:
         if create_graph:
-            var._grad = g if _obeys_layout(g, var) else _clone_obeying_layout(g, var)
+            new = g if _obeys_layout(g, var) else _clone_obeying_layout(g, var)
         elif stealable and g._grad_fn is None and _obeys_layout(g, var):
-            var._grad = g
+            new = g
         else:
-            var._grad = _clone_obeying_layout(g.detach(), var)
+            new = _clone_obeying_layout(g.detach(), var)
     elif create_graph:
-        var._grad = cur + g
+        new = cur + g
     else:
         cur.add_(g.detach() if g._requires_grad else g)
+        new = cur
+    if new is not cur:
+        if obs is not None:
+            obs.grad_write(var, new)
+        var._grad = new
     post = var.__dict__.get("_post_accumulate_hooks")
     if post:
         for h in list(post.values()):

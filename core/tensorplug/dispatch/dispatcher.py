@@ -353,6 +353,25 @@ class OpOverload:
             k = self._resolve(ks)
         return k(*args)
 
+    def kernel_for(self, ks):
+        """The callable a call with key set ``ks`` runs (resolved and cached as a call would): what a
+        tracing transform calls directly to replay a recorded call without the dispatcher."""
+        try:
+            return self.cache[ks]
+        except KeyError:
+            return self._resolve(ks)
+
+    def provenance(self, ks):
+        """How a call with key set ``ks`` is served at the first key that does not fall through:
+        ``"kernel"``, ``"composite"`` (it decomposes into other ops), ``"fallback"`` or ``"missing"``."""
+        backend = REGISTRY.highest_backend(ks)
+        bname = backend.name if backend is not None else None
+        for fkey in REGISTRY.functionality_keys_in(ks):
+            prov = self.lookup(fkey, bname)[1]
+            if prov != "fallthrough":
+                return prov
+        return "missing"
+
     def _resolve(self, ks):
         # Another thread may change the registrations meanwhile (disable a plugin): every change
         # bumps the generation, then clears the cache. Checking after the store means a kernel

@@ -357,7 +357,7 @@ def _check_index(self, indices):
         raise IndexError("index(): expected at least one index tensor, got only None")
     if any(s is None for s in shapes):
         # masks become 1-D index tensors of their number of True elements
-        shapes = [(int(np.count_nonzero(t._host())),) if t is not None and t._dtype in _MASK_DTYPES else t._shape
+        shapes = [(int(np.count_nonzero(t._host("boolean-mask indexing"))),) if t is not None and t._dtype in _MASK_DTYPES else t._shape
                   for t in indices if t is not None]
     if len(shapes) > 1:
         try:

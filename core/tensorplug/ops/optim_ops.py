@@ -18,9 +18,9 @@ The update (PyTorch's ``Adam`` with ``decoupled_weight_decay`` for the
     v_max = max(v_max, v)                 if amsgrad (and used in place of v below)
     p = p - lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
 
-``steps`` are the steps ``t`` (already incremented), as Python floats: the
-step counters stay 0-dim CPU tensors as PyTorch keeps them, whatever the
-parameters' device. ``max_exp_avg_sqs`` is empty unless ``amsgrad``.
+``state_steps`` are the step counters ``t`` (already incremented): 0-dim CPU
+tensors as PyTorch keeps them, whatever the parameters' device, read by the
+kernel (so a captured step reads the current count). ``max_exp_avg_sqs`` is empty unless ``amsgrad``.
 """
 
 from __future__ import annotations
@@ -28,16 +28,16 @@ from __future__ import annotations
 from ._lib import defop
 
 _ARGS = ("Tensor(a!)[] self, Tensor[] grads, Tensor(b!)[] exp_avgs, Tensor(c!)[] exp_avg_sqs, "
-         "Tensor(d!)[] max_exp_avg_sqs, float[] steps, *, float lr, float beta1, float beta2, "
+         "Tensor(d!)[] max_exp_avg_sqs, Tensor[] state_steps, *, float lr, float beta1, float beta2, "
          "float weight_decay, float eps, bool amsgrad, bool maximize")
 
 
-def _check(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr, beta1, beta2, weight_decay, eps,
+def _check(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps,
            amsgrad, maximize):
-    lists = [("grads", grads), ("exp_avgs", exp_avgs), ("exp_avg_sqs", exp_avg_sqs), ("steps", steps)]
+    lists = [("grads", grads), ("exp_avgs", exp_avgs), ("exp_avg_sqs", exp_avg_sqs), ("state_steps", state_steps)]
     if amsgrad:
         lists.append(("max_exp_avg_sqs", max_exp_avg_sqs))
-    _check_lists("_fused_adam_", self, lists, lists[:3] + lists[4:])  # steps are floats
+    _check_lists("_fused_adam_", self, lists, lists[:3] + lists[4:])  # steps are 0-dim counters
 
 
 def _check_lists(op, params, lists, tensor_lists):
@@ -72,7 +72,7 @@ def _update(decoupled):
                     grad = grad.add(p, alpha=weight_decay)
             exp_avg.lerp_(grad, 1 - beta1)
             exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-            step = steps[i]
+            step = steps[i].item()
             step_size = lr / (1 - beta1 ** step)
             bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
             if amsgrad:

@@ -27,7 +27,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..backend import BACKENDS, backend_for, canonical_device
 from ..device import device as _device
-from ..tensor import Tensor
+from ..tensor import Tensor, OBSERVER as _OBSERVER
 
 
 def _finfo(npdt):
@@ -74,10 +74,16 @@ class Generator:
         dev = _device(device)
         # the host stream needs no backend; other device types must have one
         self.device = _device("cpu") if dev.type == "cpu" else canonical_device(dev)
-        self.manual_seed(DEFAULT_SEED)
+        self._reseed(DEFAULT_SEED)
 
     def manual_seed(self, seed):
         """Reset the stream from ``seed`` (an int; negative seeds wrap modulo 2**64). Returns self."""
+        obs = _OBSERVER[0]
+        if obs is not None:  # a tracer replays the reseeding with the kernels that draw after it
+            obs.effect(Generator._reseed, self, seed)
+        return self._reseed(seed)
+
+    def _reseed(self, seed):
         self._seed = _seed_value(seed)
         self._rng = np.random.Generator(np.random.PCG64(self._seed))
         return self
@@ -94,6 +100,9 @@ class Generator:
 
     def get_state(self):
         """The generator's state as a 1-D uint8 CPU tensor (restore it with :meth:`set_state`)."""
+        obs = _OBSERVER[0]
+        if obs is not None:
+            obs.host_read(None, "a generator's get_state()")
         st = self._rng.bit_generator.state
         raw = (st["state"]["state"].to_bytes(16, "little") + st["state"]["inc"].to_bytes(16, "little")
                + bytes([st["has_uint32"]]) + st["uinteger"].to_bytes(4, "little")
@@ -104,7 +113,7 @@ class Generator:
         """Restore a state returned by :meth:`get_state`. Returns self."""
         if not isinstance(new_state, Tensor) or new_state.dtype is not _dt.uint8:
             raise TypeError("RNG state must be a tensorplug.uint8 tensor")
-        raw = bytes(new_state._host().reshape(-1).tobytes())
+        raw = bytes(new_state._host("a generator's set_state()").reshape(-1).tobytes())
         if len(raw) != _STATE_BYTES:
             raise RuntimeError(f"Expected a generator state of size {_STATE_BYTES} but found the input RNG "
                                f"state size to be {len(raw)}")
@@ -129,7 +138,7 @@ def default_generator_for(device_type):
     """The default generator of a device type (created on first use, seeded like the others)."""
     g = _DEFAULTS.get(device_type)
     if g is None:
-        g = _DEFAULTS[device_type] = Generator(device_type).manual_seed(_global_seed[0])
+        g = _DEFAULTS[device_type] = Generator(device_type)._reseed(_global_seed[0])
     return g
 
 
@@ -149,12 +158,19 @@ def manual_seed(seed):
     Like ``torch.manual_seed``, ``seed`` goes through ``int()`` first (``manual_seed(1.5)`` seeds 1).
     """
     s = _seed_value(int(seed))
+    obs = _OBSERVER[0]
+    if obs is not None:  # a tracer replays the reseeding with the kernels that draw after it
+        obs.effect(_seed_all, s)
+    _seed_all(s)
+    return default_generator
+
+
+def _seed_all(s):
     _global_seed[0] = s
     for g in _DEFAULTS.values():
-        g.manual_seed(s)
+        g._reseed(s)
     for b in BACKENDS.values():
         b.manual_seed(s)
-    return default_generator
 
 
 def seed():

@@ -12,7 +12,7 @@ __all__ = ["Adam", "AdamW"]
 
 
 class Adam(Optimizer):
-    """Adam, with PyTorch's exact update (bias corrections computed in Python floats).
+    """Adam, with PyTorch's exact update (bias corrections computed in Python floats from the step counters).
 
     Per parameter with gradient ``g`` (negated when ``maximize``), at step ``t``::
 
@@ -95,9 +95,8 @@ class Adam(Optimizer):
             for (_, one_call), (ps, grads, exp_avgs, exp_avg_sqs, max_sqs, step_ts) in batches.items():
                 for s in step_ts:
                     s.add_(1)
-                steps = [s.item() for s in step_ts]
                 update = (_ops.fused_adamw_ if decoupled else _ops.fused_adam_) if one_call else _LOOP[decoupled]
-                update(ps, grads, exp_avgs, exp_avg_sqs, max_sqs, steps, **kw)
+                update(ps, grads, exp_avgs, exp_avg_sqs, max_sqs, step_ts, **kw)
         return loss
 
 

@@ -14,6 +14,7 @@ learning rate schedulers read to warn about calling them in the wrong order.
 from __future__ import annotations
 
 import functools
+import itertools
 import warnings
 from collections import defaultdict
 from copy import deepcopy
@@ -24,7 +25,7 @@ from .. import dtypes as _dt
 from ..ops.factories import tensor
 from ..tensor import Tensor
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
 
 class _RequiredParameter:
@@ -43,12 +44,58 @@ def _typename(obj):
     return type(obj).__qualname__
 
 
+_GLOBAL_STEP_PRE_HOOKS: dict = {}
+_GLOBAL_STEP_POST_HOOKS: dict = {}
+_HOOK_IDS = itertools.count()
+
+
+class _GlobalHookHandle:
+    """What :func:`register_optimizer_step_pre_hook` returns: ``remove()`` unregisters the hook."""
+
+    def __init__(self, hooks, hook):
+        self._hooks = hooks
+        self.id = next(_HOOK_IDS)
+        hooks[self.id] = hook
+
+    def remove(self):
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def register_optimizer_step_pre_hook(hook):
+    """Run ``hook(optimizer, args, kwargs)`` before every optimizer's ``step``, as PyTorch's function of
+    this name: a non-None result must be ``(new_args, new_kwargs)``. Returns a handle with ``remove()``."""
+    return _GlobalHookHandle(_GLOBAL_STEP_PRE_HOOKS, hook)
+
+
+def register_optimizer_step_post_hook(hook):
+    """Run ``hook(optimizer, args, kwargs)`` after every optimizer's ``step``. Returns a handle with ``remove()``."""
+    return _GlobalHookHandle(_GLOBAL_STEP_POST_HOOKS, hook)
+
+
 def _wrap_step(step):
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
         self._opt_called = True
+        if _GLOBAL_STEP_PRE_HOOKS:
+            for hook in tuple(_GLOBAL_STEP_PRE_HOOKS.values()):
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError(f"{hook} must return None or a tuple of (new_args, new_kwargs), "
+                                           f"but got {result}.")
+                    args, kwargs = result
         with no_grad():
-            return step(self, *args, **kwargs)
+            out = step(self, *args, **kwargs)
+        if _GLOBAL_STEP_POST_HOOKS:
+            for hook in tuple(_GLOBAL_STEP_POST_HOOKS.values()):
+                hook(self, args, kwargs)
+        return out
     wrapper._tp_wrapped = True
     return wrapper
 

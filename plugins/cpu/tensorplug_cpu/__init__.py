@@ -26,10 +26,12 @@ from . import optim  # noqa: F401
 from . import special_bessel  # noqa: F401
 from . import special_more  # noqa: F401
 from .library import kernel_library, merge_kernels, KERNEL_MODULE_NAMES
+from .lowering import LOWERING
 
 __version__ = "0.2.0"
-__all__ = ["BACKEND", "KERNEL_MODULES", "KERNEL_MODULE_NAMES", "all_kernels", "kernel_library", "merge_kernels"]
-TENSORPLUG_API = (1, 0)  # the plugin API this plugin is written for (tensorplug.plugin_api)
+__all__ = ["BACKEND", "KERNEL_MODULES", "KERNEL_MODULE_NAMES", "LOWERING", "all_kernels", "kernel_library", "merge_kernels"]
+TENSORPLUG_API = (1, 3)  # the plugin API this plugin is written for (tensorplug.plugin_api)
+BACKEND.compile_lowering = LOWERING  # tensorplug-compile's direct numpy calls (lowering.py)
 
 KERNEL_MODULES = tuple(globals()[name] for name in KERNEL_MODULE_NAMES)
 

@@ -62,12 +62,12 @@ def _fused(decoupled):
                 p, g, m, v = pt._data, gt._data, mt._data, vt._data
                 vmax = max_exp_avg_sqs[i]._data if amsgrad else None
                 if p.dtype == _F32 or p.dtype == _F64:
-                    _adam_one(p, g, m, v, vmax, steps[i], lr, beta1, beta2, weight_decay, eps, amsgrad, maximize,
+                    _adam_one(p, g, m, v, vmax, float(steps[i]._data), lr, beta1, beta2, weight_decay, eps, amsgrad, maximize,
                               decoupled)
                     continue
                 # half precision: the update in float32, each state rounded back once
                 up = [a.astype(_F32) for a in (p, g, m, v)] + [vmax.astype(_F32) if amsgrad else None]
-                _adam_one(*up, steps[i], lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, decoupled)
+                _adam_one(*up, float(steps[i]._data), lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, decoupled)
                 for dst, src in zip((p, m, v, vmax), (up[0], up[2], up[3], up[4])):
                     if dst is not None:
                         dst[...] = src.astype(dst.dtype)

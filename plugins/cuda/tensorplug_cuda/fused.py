@@ -621,7 +621,7 @@ def kernels(drv, mods, wrap):
                 return fallback(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr, beta1, beta2,
                                 weight_decay, eps, amsgrad, maximize)
             for i, (pt, gt, mt, vt) in enumerate(zip(self, grads, exp_avgs, exp_avg_sqs)):
-                step = steps[i]
+                step = float(steps[i]._host())  # a 0-dim CPU counter, as PyTorch keeps it
                 vmax = max_exp_avg_sqs[i]._data if amsgrad else None
                 _adam_call(drv, gt._data, pt._data, mt._data, vt._data, vmax, -1.0 if maximize else 1.0, float(lr),
                            float(beta1), float(beta2), float(eps), float(weight_decay), decoupled,

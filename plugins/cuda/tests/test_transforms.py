@@ -72,3 +72,30 @@ def test_quantized_tensors_and_dynamic_quantization_on_cuda():
     out = qm(x.cuda())
     assert out.device.type == "cuda" and out.dtype is tp.float32
     tp.testing.assert_close(out.cpu(), qm_cpu(x), atol=1e-5, rtol=1e-5)
+
+
+def test_a_compiled_training_step_on_the_device_matches_eager():
+    pytest.importorskip("tensorplug_compile", reason="tensorplug-compile is not installed")
+    models = []
+    for _ in range(2):
+        tp.manual_seed(0)
+        models.append(tp.nn.Sequential(tp.nn.Linear(8, 16), tp.nn.ReLU(), tp.nn.Linear(16, 3)).to("cuda"))
+    opts = [tp.optim.Adam(m.parameters(), lr=0.01) for m in models]
+
+    def make(model, opt):
+        def step(x, y):
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        return step
+    eager, compiled = make(models[0], opts[0]), tp.compile(make(models[1], opts[1]))
+    x, y = tp.randn(32, 8, device="cuda"), tp.randint(0, 3, (32,), device="cuda")
+    for _ in range(6):
+        a, b = eager(x, y), compiled(x, y)
+        assert b.device.type == "cuda"
+        assert tp.equal(a.cpu(), b.cpu())
+    assert compiled.graphs
+    for p, q in zip(models[0].parameters(), models[1].parameters()):
+        assert tp.equal(p.detach().cpu(), q.detach().cpu())

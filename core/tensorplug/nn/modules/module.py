@@ -14,7 +14,7 @@ import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
-from ... import _privateuse1
+from ... import _privateuse1, plugins as _plugins
 from ... import dtypes as _dt
 from ...autograd.grad_mode import no_grad
 from ...device import device as _device
@@ -22,7 +22,7 @@ from ...tensor import Tensor
 from ..parameter import Parameter, Buffer
 from . import _backward_hooks as _bw_hooks
 
-__all__ = ["Module", "RemovableHandle"]
+__all__ = ["Module", "RemovableHandle", "register_module_forward_pre_hook"]
 
 
 def _typename(obj):
@@ -78,6 +78,18 @@ class RemovableHandle:
         self.remove()
 
 
+_GLOBAL_FORWARD_PRE_HOOKS: dict = OrderedDict()
+
+
+def register_module_forward_pre_hook(hook):
+    """Run ``hook(module, args)`` before the ``forward`` of every module, as PyTorch's function of this
+    name: a non-None result replaces the positional arguments. Returns a :class:`RemovableHandle`.
+    A debugging aid (and what a tracing transform uses to see which modules a function calls)."""
+    handle = RemovableHandle(_GLOBAL_FORWARD_PRE_HOOKS)
+    _GLOBAL_FORWARD_PRE_HOOKS[handle.id] = hook
+    return handle
+
+
 def _forward_unimplemented(self, *args, **kwargs):
     raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
@@ -116,11 +128,15 @@ class Module:
 
     # -- calling ---------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if self._forward_pre_hooks or self._forward_hooks:
+        if self._forward_pre_hooks or self._forward_hooks or _GLOBAL_FORWARD_PRE_HOOKS:
             return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
 
     def _call_with_hooks(self, args, kwargs):
+        for hook in tuple(_GLOBAL_FORWARD_PRE_HOOKS.values()):
+            result = hook(self, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
         with_kwargs = self._forward_pre_hooks_with_kwargs
         for hook_id, hook in tuple(self._forward_pre_hooks.items()):
             if hook_id in with_kwargs:
@@ -438,6 +454,12 @@ class Module:
         return self
 
     # -- modes and gradients ----------------------------------------------------------------
+    def compile(self, *args, **kwargs):
+        """Compile this module's ``forward`` in place with :func:`tensorplug.compile` (same arguments):
+        calling the module then runs the compiled program. Needs the tensorplug-compile plugin."""
+        compiled = _plugins.public("compile")(type(self).forward.__get__(self), *args, **kwargs)
+        self.__dict__["forward"] = compiled
+
     def train(self, mode=True):
         """Set training mode (``mode=True``) or evaluation mode on this module and its submodules."""
         if not isinstance(mode, bool):
