@@ -4,6 +4,8 @@
   (the step of benchmarks/training.py), compiled as a whole;
 - a chain of 100 small ops forward + backward, per op;
 - the elementwise chain ``relu(a*b+c)*d`` at 1e6 float32 elements with gradients;
+- time and peak allocation of that chain's forward (memory planning: compiled intermediates share
+  buffers the program keeps);
 - compile latency of the MLP step (the calls until the program replays) and the cost of a compiled
   call that runs nothing (guards plus the call), per call.
 
@@ -76,6 +78,40 @@ def elementwise_torch(n):
     def run():
         (((a * b + c).relu()) * d).sum().backward()
     return run
+
+
+def forward_chain_memory(n=10 ** 6):
+    """Time (ms) and peak traced allocation (MB) of ``relu(a*b+c)*d`` forward at ``n`` float32: numpy
+    with temporaries, numpy into one preallocated buffer, eager tensorplug, compiled tensorplug."""
+    import tracemalloc
+    import tensorplug as tp
+    rng = np.random.default_rng(0)
+    arrs = [rng.standard_normal(n).astype(np.float32) for _ in range(4)]
+    a, b, c, d = arrs
+    buf = np.empty(n, np.float32)
+
+    def into():
+        np.multiply(a, b, out=buf)
+        np.add(buf, c, out=buf)
+        np.maximum(buf, 0, out=buf)
+        np.multiply(buf, d, out=buf)
+    ts = [tp.from_numpy(x) for x in arrs]
+
+    def chain(a, b, c, d):
+        return (a * b + c).relu() * d
+    compiled = tp.compile(chain)
+    rows = {"numpy, temporaries": lambda: np.maximum(a * b + c, 0) * d, "numpy, one buffer": into,
+            "tensorplug eager": lambda: chain(*ts), "tensorplug compiled": lambda: compiled(*ts)}
+    out = {}
+    for name, fn in rows.items():
+        fn()
+        fn()
+        tracemalloc.start()
+        fn()
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        out[name] = (best_time(fn) * 1e3, peak / 2 ** 20)
+    return out
 
 
 def compile_latency(ws, x, y):
@@ -154,6 +190,8 @@ def main(argv=None):
             e = best_time(f_tc) * scale if f_tc else None
             line += (f"{e:10.2f}{c / e:7.2f}" if e else f"{'-':>10}{'-':>7}")
         print(line)
+    mem = forward_chain_memory()
+    print("relu(a*b+c)*d 1e6 forward: " + ", ".join(f"{k} {t:.2f} ms / {m:.1f} MB peak" for k, (t, m) in mem.items()))
     x, y = T.batch(32)
     total, calls, eager, gen = compile_latency(ws, tp.from_numpy(x), tp.from_numpy(y))
     print(f"compile latency, MLP step b32: {total:.3f} s over {calls} calls until it replays "

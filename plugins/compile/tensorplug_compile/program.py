@@ -4,7 +4,9 @@ Python code that replays it.
 The generated function (``Program.code``) takes the flat tensor and Python-value inputs of a call,
 checks the guards (returns ``MISS`` when one fails, before anything runs), then calls each recorded
 kernel directly, in order, with intermediates in local variables that are deleted after their last
-use, applies the ``.grad`` writes the trace made, and builds the result.
+use, applies the ``.grad`` writes the trace made, and builds the result. Calls a backend lowers
+(its ``compile_lowering``) compute on native arrays instead, into buffers the program owns where
+nothing else sees the result, fused into one loop where the lowering offers it.
 """
 
 from __future__ import annotations
@@ -56,8 +58,9 @@ def input_specs(rec, inputs):
 class Program:
     """The replayable form of one trace.
 
-    ``nodes``/``slots``: the recorder's; ``specs``: :func:`input_specs` of the traced call; ``out``: the result's structure with tensors as :class:`Ref`; ``state``: the
-    process state the trace ran under (grad mode, thread key sets, default dtype, autocast dtypes).
+    ``nodes``/``slots``: the recorder's; ``specs``: :func:`input_specs` of the traced call; ``out``:
+    the result's structure with tensors as :class:`Ref`; ``state``: the process state the trace ran
+    under (grad mode, thread key sets, default dtype, autocast dtypes).
     """
 
     def __init__(self, rec, specs, out, state, name):
@@ -76,6 +79,8 @@ class Program:
                         for m in rec.modules.values()]
         self.optimizers = [(o, _optimizer_snapshot(o)) for o in rec.optimizers.values()]
         self.meta0 = rec.meta0
+        self._bslots = None
+        self._inplace = set()
         self.split = rec.split
         self.diff_outs = list(rec.diff_outs)
         self.leaves = list(rec.leaves)
@@ -263,7 +268,7 @@ class Program:
         return self.slots[k].kind == NODE and k in self._backward_slots()
 
     def _backward_slots(self):
-        if getattr(self, "_bslots", None) is None:
+        if self._bslots is None:
             made = set()
             for node in self.nodes[self.split:]:
                 _collect(node.out, made)
@@ -331,7 +336,7 @@ class Program:
                 made_by[k] = n
             elif k in made_by:
                 pass  # written in place again: still the array it was made as
-        self._inplace = inplace
+        self._inplace = inplace  # (read by _fusion_plan)
         tensor_needed = set(k for k in made_by if k in keep)
         last = {}
         for n in range(lo, hi):

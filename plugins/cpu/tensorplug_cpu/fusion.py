@@ -40,11 +40,16 @@ _EXPR = {
 _CACHE: dict = {}  # (source, dtype) -> the jitted loop
 
 
+_FOUND: list = []  # [whether numba is importable], looked up once
+
+
 def available():
     """Whether fusion can run here: numba importable and not switched off."""
     if os.environ.get("TENSORPLUG_COMPILE_NUMBA", "") == "0":
         return False
-    return importlib.util.find_spec("numba") is not None
+    if not _FOUND:
+        _FOUND.append(importlib.util.find_spec("numba") is not None)
+    return _FOUND[0]
 
 
 def fusable(op_name):
