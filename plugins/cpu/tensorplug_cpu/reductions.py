@@ -169,6 +169,7 @@ def matmul(self, other):
 
 
 _FAST_ADDMM = (np.dtype(xp.float32), np.dtype(xp.float64))
+_I64 = np.dtype(xp.int64)
 
 
 def addmm(self, mat1, mat2, beta=1, alpha=1):
@@ -282,6 +283,15 @@ def nll_loss(self, target, weight=None, reduction=1, ignore_index=-100):
     backend's own kernels, called directly (the same dtypes and roundings, without the dispatches)."""
     d = self._dtype
     x = self._data
+    t = target._data
+    if weight is None and reduction == 1 and x.ndim == 2 and x.dtype in _FAST_ADDMM and t.dtype == _I64 \
+            and 0 < t.size < 1 << 24:
+        # the common case (cross-entropy's mean, no weights), when nothing is ignored: the same sum
+        # and division as below (-sum(picked) is sum(-picked) exactly), without their temporaries
+        lo, hi = t.min(), t.max()
+        if lo >= 0 and hi < x.shape[1] and (ignore_index < 0 or ignore_index >= x.shape[1]):
+            picked = x[xp.arange(t.shape[0]), t]
+            return wrap(xp.true_divide(xp.negative(xp.add.reduce(picked)), x.dtype.type(t.shape[0])), d)
     ignored, safe = _nll_targets(target, ignore_index)
     c = x.shape[0 if x.ndim == 1 else 1]
     bad = (safe < 0) | (safe >= c)
@@ -304,6 +314,14 @@ def nll_loss_backward(grad_output, self, target, weight=None, reduction=1, ignor
     the steps of the core's composite, in self's dtype (sums of half types accumulate in float32)."""
     d = self._dtype
     dn = d.np
+    t = target._data
+    if weight is None and reduction == 1 and self._data.ndim == 2 and dn in _FAST_ADDMM and t.dtype == _I64 \
+            and 0 < t.size < 1 << 24 and (ignore_index < 0 or ignore_index >= self._shape[1]) and t.min() >= 0 \
+            and t.max() < self._shape[1]:
+        # the forward's common case (no target can be ignored): -(g / n) at each target's class
+        out = xp.zeros(self._shape, dn)
+        out[xp.arange(t.shape[0]), t] = xp.negative(xp.true_divide(grad_output._data, dn.type(t.shape[0])))
+        return wrap(out, d)
     ignored, safe = _nll_targets(target, ignore_index)
     w = (~ignored).astype(dn)
     if weight is not None:
