@@ -13,7 +13,7 @@ import tensorplug
 from tensorplug.plugin_api import FunctionalityKey
 
 from . import api, trace
-from .api import compile, reset, explain, CompiledFunction, ExplainOutput, is_compiling
+from .api import compile, reset, explain, disable, CompiledFunction, ExplainOutput, is_compiling
 
 __version__ = "0.1.0"
 TENSORPLUG_API = (1, 3)  # the plugin API this plugin is written for (tensorplug.plugin_api)
@@ -41,4 +41,4 @@ def tensorplug_conformance():
     return {"transform": "compile", "backend": "cpu", "xfail": dict(XFAIL)}
 
 
-__all__ = ["compile", "reset", "explain", "CompiledFunction", "ExplainOutput", "is_compiling"]
+__all__ = ["compile", "reset", "explain", "disable", "CompiledFunction", "ExplainOutput", "is_compiling"]

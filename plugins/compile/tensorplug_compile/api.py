@@ -23,9 +23,9 @@ from tensorplug import Tensor
 from tensorplug.plugin_api import functionality_key, include_keys, thread_keys, key_bit, warn_user
 
 from .program import MISS, Program, input_specs
-from .trace import CONST, INPUT, KEY_NAME, Recorder, observing, tracing
+from .trace import CONST, INPUT, KEY_NAME, STATE, Recorder, observing, tracing
 
-__all__ = ["compile", "reset", "explain", "CompiledFunction", "ExplainOutput", "is_compiling"]
+__all__ = ["compile", "reset", "explain", "disable", "CompiledFunction", "ExplainOutput", "is_compiling"]
 
 CACHE_SIZE_LIMIT = 8
 """Traces kept per compiled function (``torch._dynamo.config.recompile_limit``); past it, calls whose
@@ -318,6 +318,21 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
         from .module import OptimizedModule  # lazy: needs tensorplug.nn, imported by the caller already
         return OptimizedModule(model, CompiledFunction(model.__call__, fullgraph, dynamic, backend, mode, eager))
     return CompiledFunction(model, fullgraph, dynamic, backend, mode, eager)
+
+
+def disable(fn=None, recursive=True):
+    """``fn`` kept out of captures (``torch.compiler.disable``): called while a compiled function is
+    traced, it is a graph break (the compiled function runs eagerly); otherwise it just runs. Also a
+    decorator, with or without arguments."""
+    if fn is None:
+        return functools.partial(disable, recursive=recursive)
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        if tracing():
+            STATE.rec.add_break(f"{getattr(fn, '__qualname__', fn)!s} is marked tensorplug.compiler.disable")
+        return fn(*args, **kwargs)
+    return run
 
 
 def reset():

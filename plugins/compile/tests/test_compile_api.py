@@ -132,3 +132,27 @@ def test_without_the_plugin_compile_names_it():
                          env={**__import__("os").environ, "TENSORPLUG_DISABLE_PLUGINS": "compile"})
     assert "tensorplug.compile is provided by the plugin 'compile' (pip install tensorplug-compile)" in out.stdout
     assert "installed but disabled" in out.stdout
+
+
+def test_keyword_and_nested_arguments():
+    def f(x, *, scale, extra):
+        return x * scale + extra["b"][0]
+    cf = tp.compile(f)
+    x, b = tp.randn(3), tp.randn(3)
+    for _ in range(3):
+        assert same(cf(x, scale=2.0, extra={"b": [b]}), x * 2.0 + b)
+    assert cf.graphs
+    assert same(cf(x, scale=3.0, extra={"b": [b]}), x * 3.0 + b)
+    assert same(cf(x, scale=2.0, extra={"b": [b, b]}), x * 2.0 + b)  # another structure: traced anew
+
+
+def test_an_error_while_tracing_is_the_eager_error_and_leaves_nothing_behind():
+    cf = tp.compile(lambda x: x + tp.ones(3))
+    with pytest.raises(RuntimeError) as compiled:
+        cf(tp.ones(4))
+    with pytest.raises(RuntimeError) as eager:
+        tp.ones(4) + tp.ones(3)
+    assert str(compiled.value) == str(eager.value)
+    assert not cf.entries and not tp.compiler.is_compiling()
+    assert tp.plugin_api.thread_keys() == (0, 0)
+    assert same(cf(tp.ones(3)), tp.full((3,), 2.0))

@@ -92,3 +92,15 @@ def test_inputs_that_a_transform_wraps_run_eagerly():
     got = tp.vmap(cf)(tp.randn(4, 3))
     assert got.shape == (4, 3)
     assert not cf.graphs and any("transform's tensor" in e[1] for e in cf.events if e[0] == "break")
+
+
+def test_compiler_disable_is_a_graph_break_inside_and_a_plain_call_outside():
+    @tp.compiler.disable
+    def helper(x):
+        return x + 1
+
+    cf = tp.compile(lambda x: helper(x) * 2)
+    for _ in range(3):
+        assert same(cf(tp.ones(2)), tp.full((2,), 4.0))
+    assert not cf.graphs and "compiler.disable" in cf.events[0][1]
+    assert same(helper(tp.ones(1)), tp.full((1,), 2.0))

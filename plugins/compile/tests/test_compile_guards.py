@@ -155,3 +155,21 @@ def test_a_guard_that_fails_runs_nothing_of_the_program():
         cf(tp.ones(2, 3))
         assert len(calls) == n + 1  # a new trace runs the Python again
     assert F.relu is not None
+
+
+def test_autocast_regions_are_guarded_and_captured():
+    if not tp.plugins.is_enabled("autocast"):
+        pytest.skip("the autocast plugin is not enabled")
+    model = nn.Linear(8, 4)
+    cf = tp.compile(model)
+    x = tp.randn(2, 8)
+    with tp.no_grad():
+        plain = settle(cf, x)
+        with tp.autocast("cpu", dtype=tp.bfloat16):
+            mixed = settle(cf, x)
+            want = model(x)
+        with tp.autocast("cpu", dtype=tp.float16):
+            half = settle(cf, x)
+    assert plain.dtype is tp.float32 and mixed.dtype is tp.bfloat16 and half.dtype is tp.float16
+    assert same(mixed, want)
+    assert len(cf._compiled_call.graphs) == 3
