@@ -30,6 +30,3 @@ class OptimizedModule(nn.Module):
             return super().__getattr__(name)
         except AttributeError:
             return getattr(self.__dict__["_modules"]["_orig_mod"], name)
-
-    def __repr__(self):
-        return f"OptimizedModule(\n  (_orig_mod): {repr(self._orig_mod)}\n)".replace("\n", "\n", 1)
