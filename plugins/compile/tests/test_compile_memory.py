@@ -47,3 +47,28 @@ def test_a_compiled_chain_allocates_only_its_result():
     result = 10 ** 5 * 4
     assert eager >= 2 * result  # eager holds a temporary beside each new result
     assert compiled < 1.05 * result, (compiled, eager)  # compiled: the result is the only new array
+
+
+def test_two_threads_replaying_one_program_each_get_their_own_results():
+    import threading
+    cf = tp.compile(chain)
+    xs = inputs(1000)
+    for _ in range(3):
+        cf(*xs)
+    assert cf.graphs
+    errors = []
+
+    def work(seed):
+        try:
+            for i in range(50):
+                mine = inputs(1000, seed=seed * 100 + i)
+                if not same(cf(*mine), chain(*mine)):
+                    errors.append((seed, i))
+        except Exception as e:  # reported below, not lost in the thread
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(s,)) for s in (1, 2, 3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []

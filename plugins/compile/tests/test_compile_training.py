@@ -207,3 +207,26 @@ def test_other_backends_get_compile_through_their_kernels(device):
         assert same(step(x, y).cpu(), ref_step(x, y).cpu())
     assert step.graphs
     assert all(same(a.cpu(), b.cpu()) for a, b in zip(model.parameters(), ref.parameters()))
+
+
+def test_two_threads_trace_and_replay_their_own_steps():
+    import threading
+    data = batches(6)
+    results = {}
+    models = {name: mlp() for name in ("c0", "c1", "eager")}  # (the generator is shared: seeded here)
+
+    def train(name, compiled):
+        model = models[name]
+        opt = tp.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        step = training_step(model, opt)
+        step = tp.compile(step) if compiled else step
+        results[name] = [step(x, y).item() for x, y in data] + [p.detach().clone() for p in model.parameters()]
+    threads = [threading.Thread(target=train, args=(f"c{i}", True)) for i in range(2)]
+    for t in threads:
+        t.start()
+    train("eager", False)
+    for t in threads:
+        t.join()
+    for name in ("c0", "c1"):
+        got, want = results[name], results["eager"]
+        assert got[:6] == want[:6] and all(same(a, b) for a, b in zip(got[6:], want[6:]))
