@@ -22,7 +22,7 @@ import tensorplug
 from tensorplug import Tensor
 from tensorplug.plugin_api import functionality_key, include_keys, thread_keys, key_bit, warn_user
 
-from .program import MISS, Program, input_specs
+from .program import MISS, Program, input_specs, python_values
 from .trace import CONST, INPUT, KEY_NAME, STATE, Recorder, observing, tracing
 
 __all__ = ["compile", "reset", "explain", "disable", "CompiledFunction", "ExplainOutput", "is_compiling"]
@@ -161,12 +161,13 @@ class CompiledFunction:
                 return self._fn(*args, **kwargs), None
         specs = input_specs(rec, leaves)
         state = _state(leaves)
+        read = python_values(self._fn)
         with observing(rec), include_keys(KEY_NAME):
             out = self._fn(*args, **kwargs)
         rec.check_layouts()
         if not rec.backward_ran and not rec.breaks and _requires_grad(out):
             _trace_backward(rec, out)
-        prog = Program(rec, specs, rec.template(out), state, f"compiled_{next(_NAMES)}")
+        prog = Program(rec, specs, rec.template(out), state, f"compiled_{next(_NAMES)}", read)
         for reason, where in rec.breaks:
             self.events.append(("break", reason, where))
         self.compile_seconds += time.perf_counter() - t0

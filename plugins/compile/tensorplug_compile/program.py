@@ -55,15 +55,40 @@ def input_specs(rec, inputs):
     return specs
 
 
+def python_values(fn):
+    """The plain Python values (numbers, strings, tuples of them) the compiled function reads from its
+    module's globals and its closure cells, at the start of a call: a trace bakes them in, so they
+    are guarded (``torch.compile`` guards the globals it reads the same way). Values read by the
+    functions it calls are not seen: their effect shows only if the two traces differ."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return []
+    out = []
+    glb = getattr(fn, "__globals__", {})
+    for name in code.co_names:
+        if name in glb and _simple_value(glb[name]):
+            out.append((f"the global {name}", lambda const, g=glb, n=name: f"{const(g)}.get({n!r})", glb[name]))
+    for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
+        try:
+            v = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if _simple_value(v):
+            out.append((f"the closure's {name}", lambda const, c=cell: f"{const(c)}.cell_contents", v))
+    return out
+
+
 class Program:
     """The replayable form of one trace.
 
     ``nodes``/``slots``: the recorder's; ``specs``: :func:`input_specs` of the traced call; ``out``:
     the result's structure with tensors as :class:`Ref`; ``state``: the process state the trace ran
-    under (grad mode, thread key sets, default dtype, autocast dtypes).
+    under (grad mode, thread key sets, default dtype, autocast dtypes); ``python_values``: plain
+    Python values the function reads, as ``(words, expression(const) -> code, value)`` (see
+    :func:`python_values`).
     """
 
-    def __init__(self, rec, specs, out, state, name):
+    def __init__(self, rec, specs, out, state, name, python_values=()):
         self.name = name
         self.nodes = rec.nodes
         self.slots = rec.slots
@@ -75,8 +100,11 @@ class Program:
         self.grad_guards = [(rec.by_id[id(p)], was_none) for p, was_none in rec.grad_in.values()]
         self.grad_writes = [(rec.by_id[id(p)], None if g is None else rec.by_id[id(g)])
                             for p, g in rec.grad_final.values()]
-        self.modules = [(m, m.training, tuple(m._parameters.items()), tuple(m._buffers.items()))
+        self.modules = [(m, m.training, tuple(m._parameters.items()), tuple(m._buffers.items()),
+                         tuple((k, v) for k, v in vars(m).items()
+                               if not k.startswith("_") and k != "training" and _simple_value(v)))
                         for m in rec.modules.values()]
+        self.python_values = list(python_values)
         self.optimizers = [(o, _optimizer_snapshot(o)) for o in rec.optimizers.values()]
         self.meta0 = rec.meta0
         self._bslots = None
@@ -170,9 +198,13 @@ class Program:
             for dev, dt in autocast:
                 out.append(("guard", f"_autocast_dtype({dev!r}) is not {const(dt)}",
                             f"the autocast dtype of {dev} is not {dt.name}"))
-        for m, training, params, buffers in self.modules:
+        for where, expr, v in self.python_values:
+            out.append(("guard", f"{expr(const)} != {const(v)}", f"{where} is not {v!r}"))
+        for m, training, params, buffers, attrs in self.modules:
             mn, cls = const(m), type(m).__name__
             out.append(("guard", f"{mn}.training is not {training!r}", f"a {cls}'s training flag is not {training}"))
+            for name, v in attrs:  # hyperparameters a forward may read (Dropout's p, a user's temperature)
+                out.append(("guard", f"{mn}.__dict__.get({name!r}) != {const(v)}", f"a {cls}'s {name} is not {v!r}"))
             out.append(("guard", f"len({mn}._parameters) != {len(params)} or len({mn}._buffers) != {len(buffers)}",
                         f"a {cls}'s parameters or buffers were added or removed"))
             for name, p in params:

@@ -173,3 +173,57 @@ def test_autocast_regions_are_guarded_and_captured():
     assert plain.dtype is tp.float32 and mixed.dtype is tp.bfloat16 and half.dtype is tp.float16
     assert same(mixed, want)
     assert len(cf._compiled_call.graphs) == 3
+
+
+SCALE = 2.0
+
+
+def scaled(x):
+    return x * SCALE
+
+
+def test_globals_closure_values_and_module_attributes_the_function_reads_are_guarded():
+    global SCALE
+    cf = tp.compile(scaled)
+    x = tp.ones(2)
+    settle(cf, x)
+    SCALE = 3.0
+    try:
+        assert same(settle(cf, x), x * 3.0)
+        assert "the global SCALE" in recompiles(cf)[-1]
+    finally:
+        SCALE = 2.0
+    def make():
+        k = 0.5
+
+        def set_k(v):
+            nonlocal k
+            k = v
+        return (lambda x: x / k), set_k
+    f, set_k = make()
+    cl = tp.compile(f)
+    assert same(settle(cl, x), x / 0.5)
+    set_k(0.25)
+    assert same(settle(cl, x), x / 0.25)
+    assert "the closure's k" in recompiles(cl)[-1]
+
+    class Scaled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.temperature = 2.0
+
+        def forward(self, x):
+            return x / self.temperature
+    m = Scaled()
+    cm = tp.compile(m)
+    with tp.no_grad():
+        settle(cm, x)
+        m.temperature = 4.0
+        assert same(settle(cm, x), x / 4.0)
+    assert "temperature is not 2.0" in recompiles(cm._compiled_call)[-1]
+    drop = nn.Dropout(0.5)
+    cd = tp.compile(drop)
+    with tp.no_grad():
+        settle(cd, tp.ones(100))
+        drop.p = 0.0
+        assert same(settle(cd, tp.ones(100)), tp.ones(100))
