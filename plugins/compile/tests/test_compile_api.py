@@ -156,3 +156,16 @@ def test_an_error_while_tracing_is_the_eager_error_and_leaves_nothing_behind():
     assert not cf.entries and not tp.compiler.is_compiling()
     assert tp.plugin_api.thread_keys() == (0, 0)
     assert same(cf(tp.ones(3)), tp.full((3,), 2.0))
+
+
+def test_a_replay_under_a_profile_shows_as_one_scope():
+    if not tp.plugins.is_enabled("profiler"):
+        pytest.skip("the profiler plugin is not enabled")
+    cf = tp.compile(lambda x: (x * 2).exp().sum())
+    x = tp.ones(3)
+    with tp.profiler.profile() as prof:
+        for _ in range(4):
+            cf(x)
+    names = [e.name for e in prof.events() if e.parent is None]
+    assert cf.graphs and names[-1].startswith("tensorplug.compile: compiled_")
+    assert names.count(names[-1]) == 2  # the third and fourth calls replayed
