@@ -281,13 +281,9 @@ def _tensors(x, into):
 
 
 def _requires_grad(x):
-    if isinstance(x, Tensor):
-        return x._requires_grad
-    if x.__class__ in (list, tuple):
-        return any(_requires_grad(v) for v in x)
-    if x.__class__ is dict:
-        return any(_requires_grad(v) for v in x.values())
-    return False
+    found = []
+    _tensors(x, found)
+    return any(t._requires_grad for t in found)
 
 
 def _state(leaves):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import tensorplug as tp
 from tensorplug import Tensor
 from tensorplug.testing import (Skip, call, op_samples, move_sample, check_close, tolerance, leaves,
-                                register_transform_check)
+                                map_tensors, register_transform_check)
 
 from .api import CompiledFunction, READY
 
@@ -21,28 +21,6 @@ SAMPLES = 2  # per op: the first ones (the database puts the plain cases first)
 
 XFAIL = {}
 """Ops that do not compile, with the reason (reported as expected failures)."""
-
-
-def _flatten(obj, out):
-    if isinstance(obj, Tensor):
-        out.append(obj)
-        return None
-    if isinstance(obj, (list, tuple)):
-        return (type(obj), [_flatten(x, out) for x in obj])
-    if isinstance(obj, dict):
-        return (dict, {k: _flatten(v, out) for k, v in obj.items()})
-    return ("const", obj)
-
-
-def _build(spec, it):
-    if spec is None:
-        return next(it)
-    kind, body = spec
-    if kind == "const":
-        return body
-    if kind is dict:
-        return {k: _build(v, it) for k, v in body.items()}
-    return kind(_build(v, it) for v in body)
 
 
 def _explained(cf):
@@ -72,14 +50,16 @@ def check_compiled_vs_eager(device_type, opinfo, dtype):
         if index >= SAMPLES:
             break
         sample = move_sample(sample, device_type)
+        struct = (sample.input, tuple(sample.args), dict(sample.kwargs))
         ts = []
-        spec = _flatten((sample.input, tuple(sample.args), dict(sample.kwargs)), ts)
+        map_tensors(struct, ts.append)
         if not ts:
             continue
         found = True
 
-        def fn(*tensors):
-            inp, args, kwargs = _build(spec, iter(tensors))
+        def fn(*tensors, struct=struct):
+            it = iter(tensors)
+            inp, args, kwargs = map_tensors(struct, lambda t: next(it))
             return call(opinfo, type(sample)(inp, args, kwargs))
 
         def fresh(grad=False):

@@ -19,7 +19,7 @@ import tensorplug
 from tensorplug import Tensor
 from tensorplug.plugin_api import TensorSpec, backend, bump_version, tensor_maker, thread_keys
 
-from .trace import CONST, GRAD_IN, GRAD_OUT, INPUT, NODE, Ref
+from .trace import CONST, GRAD_IN, GRAD_OUT, INPUT, NODE, Ref, collect_refs
 
 MISS = object()
 """What a program returns when a guard fails (nothing has run)."""
@@ -259,15 +259,15 @@ class Program:
                 lines.append(f"    s{k} = s{self._slot_index(s.obj)}._grad")
         kernels = {}
         keep = set()
-        _collect(self.out, keep)
+        collect_refs(self.out, keep)
         keep.update(gk for _, gk in self.grad_writes if gk is not None)
         hi = len(self.nodes) if not aot else self.split
         saved = []
         if aot:
             used = set()
             for node in self.nodes[self.split:]:
-                _collect(node.args, used)
-            _collect(self.leaf_grads, used)
+                collect_refs(node.args, used)
+            collect_refs(self.leaf_grads, used)
             saved = sorted(k for k in used if self.slots[k].kind in (INPUT, GRAD_IN, NODE) and
                            not self._made_in_backward(k))
             keep.update(saved)
@@ -286,7 +286,7 @@ class Program:
             lines.append("")
             lines.append(f"def backward_{self.name}({', '.join(f's{k}' for k in saved + grads)}):")
             bkeep = set()
-            _collect(self.leaf_grads, bkeep)
+            collect_refs(self.leaf_grads, bkeep)
             body, lowering = self._emit(ns, const, self.split, len(self.nodes), bkeep, kernels, "b")
             body.append(f"return ({''.join(_expr(g, const) + ', ' for g in self.leaf_grads)})")
             lines += _wrapped(body, lowering, ns, "b")
@@ -303,10 +303,10 @@ class Program:
         if self._bslots is None:
             made = set()
             for node in self.nodes[self.split:]:
-                _collect(node.out, made)
+                collect_refs(node.out, made)
             first = set()
             for node in self.nodes[:self.split]:
-                _collect(node.out, first)
+                collect_refs(node.out, first)
             self._bslots = made - first
         return self._bslots
 
@@ -374,10 +374,10 @@ class Program:
         for n in range(lo, hi):
             node = self.nodes[n]
             used = set()
-            _collect(node.args, used)
+            collect_refs(node.args, used)
             if n not in lowered:
                 tensor_needed.update(k for k in used if k in made_by)
-            _collect(node.out, used)
+            collect_refs(node.out, used)
             for k in used:
                 if self.slots[k].kind == NODE and k not in keep:
                     last[k] = n
@@ -713,17 +713,6 @@ def _expr(x, const):
     if x.__class__ is dict:
         return "{" + ", ".join(f"{const(k)}: {_expr(v, const)}" for k, v in x.items()) + "}"
     return const(x)
-
-
-def _collect(x, into):
-    if x.__class__ is Ref:
-        into.add(x.slot)
-    elif x.__class__ in (list, tuple):
-        for v in x:
-            _collect(v, into)
-    elif x.__class__ is dict:
-        for v in x.values():
-            _collect(v, into)
 
 
 def _freeze(x):

@@ -218,7 +218,7 @@ class Recorder:
         viewed = set()
         for node in self.nodes:
             if Tag.inplace_view in node.op.tags:
-                _refs(node.args, viewed)
+                collect_refs(node.args, viewed)
         for k, before in self.meta0.items():
             t = self.slots[k].tensor
             if t is not None and k not in viewed and _layout(t) != before:
@@ -248,12 +248,16 @@ def _layout(t):
     return (t._shape, t.stride()) if isinstance(t, Tensor) else None
 
 
-def _refs(x, into):
+def collect_refs(x, into):
+    """Add the slots of the :class:`Ref` in ``x`` (nested lists, tuples, dicts) to the set ``into``."""
     if x.__class__ is Ref:
         into.add(x.slot)
     elif x.__class__ in (list, tuple):
         for v in x:
-            _refs(v, into)
+            collect_refs(v, into)
+    elif x.__class__ is dict:
+        for v in x.values():
+            collect_refs(v, into)
 
 
 def _is_internal(filename):

@@ -19,7 +19,7 @@ import numpy as np
 
 import tensorplug as tp
 from tensorplug.testing import (Skip, call, op_samples as samples, move_sample, check_close as assert_close,
-                                tolerance, leaves, register_transform_check)
+                                tolerance, leaves, map_tensors, register_transform_check)
 from tensorplug import Tensor
 
 BATCH = 3
@@ -34,28 +34,6 @@ XFAIL = {
                                               "ones: an error in PyTorch's vmap too",
 }
 """Ops that cannot be vmapped, with the reason (reported as expected failures)."""
-
-
-def _flatten(obj, leaves):
-    if isinstance(obj, Tensor):
-        leaves.append(obj)
-        return None
-    if isinstance(obj, (list, tuple)):
-        return (type(obj), [_flatten(x, leaves) for x in obj])
-    if isinstance(obj, dict):
-        return (dict, {k: _flatten(v, leaves) for k, v in obj.items()})
-    return ("const", obj)
-
-
-def _build(spec, it):
-    if spec is None:
-        return next(it)
-    kind, body = spec
-    if kind == "const":
-        return body
-    if kind is dict:
-        return {k: _build(v, it) for k, v in body.items()}
-    return kind(_build(v, it) for v in body)
 
 
 def _examples(t, rng):
@@ -83,15 +61,17 @@ def check_vmap_vs_loop(device_type, opinfo, dtype):
     pyrng = _random.Random(opinfo.name)
     for index, sample in enumerate(samples(opinfo, dtype)):
         sample = move_sample(sample, device_type)
+        struct = (sample.input, tuple(sample.args), dict(sample.kwargs))
         ts = []
-        spec = _flatten((sample.input, tuple(sample.args), dict(sample.kwargs)), ts)
+        map_tensors(struct, ts.append)
         if not ts:
             continue
         found = True
         per_tensor = [_examples(t, rng) for t in ts]
 
-        def fn(*tensors):
-            inp, args, kwargs = _build(spec, iter(tensors))
+        def fn(*tensors, struct=struct):
+            it = iter(tensors)
+            inp, args, kwargs = map_tensors(struct, lambda t: next(it))
             if opinfo.random:
                 return opinfo.op(inp, *args, **kwargs)
             return call(opinfo, type(sample)(inp, args, kwargs))
