@@ -43,7 +43,8 @@ from .autograd import graph as _graph
 from .backend import Backend, backend_for, canonical_device
 from .device import device
 from .dispatch.dispatcher import (FALLTHROUGH as fallthrough_kernel, include_keys, exclude_keys, lookup_op, OpOverload,
-                                  OPS as _OPS, tls_state as _tls_state, set_tls_state as _set_tls_state)
+                                  OPS as _OPS, tls_state as _tls_state, set_tls_state as _set_tls_state,
+                                  _GENERATION)
 from .dispatch.argcheck import bump_version as _bump
 from .dispatch.keys import FunctionalityKey, REGISTRY as _REGISTRY
 from .dispatch.library import Library
@@ -74,6 +75,7 @@ __all__ = [
     "unsqueeze_impl", "host_rng", "random_bounds", "initial_seed", "set_draw_target_hook", "add_node_scope",
     "remove_node_scope", "warn_user", "register_tensor_kind", "lazy_name",
     "written_arguments", "run_on_host", "check_api_version", "set_observer", "TensorSpec", "bump_version",
+    "dispatch_generation",
 ]
 
 _new = object.__new__
@@ -278,6 +280,13 @@ class TensorSpec:
 
     def __repr__(self):
         return f"TensorSpec({self.shape}, {self.dtype.name}, {self.device})"
+
+
+def dispatch_generation():
+    """A number that changes whenever a kernel, fallback, key or backend is registered or removed
+    (a plugin enabled or disabled): code that cached resolved kernels (a compiled replay) compares it
+    to know they still are what a call would run."""
+    return _GENERATION[0]
 
 
 def bump_version(t):

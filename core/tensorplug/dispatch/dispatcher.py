@@ -364,13 +364,22 @@ class OpOverload:
     def provenance(self, ks):
         """How a call with key set ``ks`` is served at the first key that does not fall through:
         ``"kernel"``, ``"composite"`` (it decomposes into other ops), ``"fallback"`` or ``"missing"``."""
+        return self._served(ks)[0]
+
+    def owner_for(self, ks):
+        """The plugin (or ``"user"``, ``"core"``) whose registration serves a call with key set ``ks``;
+        None when nothing does."""
+        reg = self._served(ks)[1]
+        return reg.owner if reg is not None else None
+
+    def _served(self, ks):
         backend = REGISTRY.highest_backend(ks)
         bname = backend.name if backend is not None else None
         for fkey in REGISTRY.functionality_keys_in(ks):
-            prov = self.lookup(fkey, bname)[1]
+            reg, prov = self.lookup(fkey, bname)
             if prov != "fallthrough":
-                return prov
-        return "missing"
+                return prov, reg
+        return "missing", None
 
     def _resolve(self, ks):
         # Another thread may change the registrations meanwhile (disable a plugin): every change

@@ -20,7 +20,7 @@ import weakref
 
 import tensorplug
 from tensorplug import Tensor
-from tensorplug.plugin_api import functionality_key, include_keys, thread_keys, key_bit, warn_user
+from tensorplug.plugin_api import dispatch_generation, functionality_key, include_keys, thread_keys, key_bit, warn_user
 
 from .program import MISS, Program, input_specs, python_values
 from .trace import CONST, INPUT, KEY_NAME, STATE, Recorder, observing, tracing
@@ -292,7 +292,8 @@ def _state(leaves):
     if getter is not None:
         devs = {"cpu"} | {x._device.type for x in leaves if isinstance(x, Tensor)}
         autocast = tuple((d, getter(d)) for d in sorted(devs))
-    return tensorplug.is_grad_enabled(), thread_keys(), tensorplug.get_default_dtype(), autocast
+    return (tensorplug.is_grad_enabled(), thread_keys(), tensorplug.get_default_dtype(), autocast,
+            dispatch_generation())
 
 
 # -- the public functions ---------------------------------------------------------------------------

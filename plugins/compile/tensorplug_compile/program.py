@@ -17,7 +17,7 @@ import threading
 
 import tensorplug
 from tensorplug import Tensor
-from tensorplug.plugin_api import TensorSpec, backend, bump_version, tensor_maker, thread_keys
+from tensorplug.plugin_api import TensorSpec, backend, bump_version, dispatch_generation, tensor_maker, thread_keys
 
 from .trace import CONST, GRAD_IN, GRAD_OUT, INPUT, NODE, Ref, collect_refs
 
@@ -83,7 +83,7 @@ class Program:
 
     ``nodes``/``slots``: the recorder's; ``specs``: :func:`input_specs` of the traced call; ``out``:
     the result's structure with tensors as :class:`Ref`; ``state``: the process state the trace ran
-    under (grad mode, thread key sets, default dtype, autocast dtypes); ``python_values``: plain
+    under (grad mode, thread key sets, default dtype, autocast dtypes, dispatch generation); ``python_values``: plain
     Python values the function reads, as ``(words, expression(const) -> code, value)`` (see
     :func:`python_values`).
     """
@@ -143,7 +143,8 @@ class Program:
 
     def _namespace(self):
         ns = {"MISS": MISS, "Tensor": Tensor, "_grad_enabled": tensorplug.is_grad_enabled,
-              "_thread_keys": thread_keys, "_default_dtype": tensorplug.get_default_dtype}
+              "_thread_keys": thread_keys, "_default_dtype": tensorplug.get_default_dtype,
+              "_generation": dispatch_generation}
         consts = {}
 
         def const(v):
@@ -187,7 +188,9 @@ class Program:
         if len(tensor_inputs) > 1:  # inputs distinct in the trace stay distinct
             ids = ", ".join(f"id(s{k})" for k in tensor_inputs)
             out.append(("guard", f"len({{{ids}}}) != {len(tensor_inputs)}", "two inputs are the same tensor"))
-        grad_mode, keys, default_dtype, autocast = self.state
+        grad_mode, keys, default_dtype, autocast, generation = self.state
+        out.append(("guard", f"_generation() != {generation}",
+                    "kernels or plugins were registered or removed since the capture"))
         out.append(("guard", f"_grad_enabled() is not {grad_mode!r}", f"grad mode is not {grad_mode}"))
         out.append(("guard", f"_thread_keys() != {const(keys)}",
                     "the thread's dispatch keys changed (a transform such as autocast switched on or off)"))
@@ -336,8 +339,10 @@ class Program:
         devs.add(o.device.type)
         if len(devs) != 1:
             return None, None
-        lowering = getattr(backend(devs.pop()), "compile_lowering", None)
-        if lowering is None:
+        record = backend(devs.pop())
+        lowering = getattr(record, "compile_lowering", None)
+        # the lowering stands in for the backend's own kernel only (not a user's or another plugin's)
+        if lowering is None or node.op.owner_for(node.ks) != record.owner:
             return None, None
         fn = lowering.lower(node.op.qualname, tuple(args), TensorSpec(o.meta[0], o.meta[1], o.device))
         return (fn, lowering) if fn is not None else (None, None)

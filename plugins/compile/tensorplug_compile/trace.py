@@ -291,17 +291,6 @@ class _State(threading.local):
 STATE = _State()
 
 
-_COMPOSITE: dict = {}  # (op, key set) -> whether the call decomposes below the Compile key
-
-
-def _decomposes(op, ks):
-    key = (op, ks)
-    c = _COMPOSITE.get(key)
-    if c is None:
-        c = _COMPOSITE[key] = op.provenance(ks) == "composite"
-    return c
-
-
 def trace_fallback(op, ks, *args):
     """The Compile key's fallback: run the call below the key and record it (outermost calls only).
 
@@ -312,7 +301,7 @@ def trace_fallback(op, ks, *args):
     rec = STATE.rec
     if rec is None or rec.depth:
         return op.redispatch(ks, *args)
-    if _decomposes(op, ks):
+    if op.provenance(ks) == "composite":
         mark, spoiled = len(rec.nodes), rec.spoiled
         rec.spoiled = False
         rec.inlining += 1

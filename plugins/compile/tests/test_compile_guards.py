@@ -227,3 +227,19 @@ def test_globals_closure_values_and_module_attributes_the_function_reads_are_gua
         settle(cd, tp.ones(100))
         drop.p = 0.0
         assert same(settle(cd, tp.ones(100)), tp.ones(100))
+
+
+def test_a_kernel_registered_after_the_capture_is_used():
+    from tensorplug.library import Library
+    cf = tp.compile(lambda x: x.sin())
+    x = tp.ones(2)
+    settle(cf, x)
+    lib = Library("tensorplug", "IMPL")  # a user's kernel, replacing the CPU's
+    lib.impl("sin", lambda self: tp.plugin_api.wrap(self._data * 0 + 7, self._dtype, self._device), "CPU",
+             allow_override=True)
+    try:
+        assert same(settle(cf, x), tp.full((2,), 7.0))
+        assert "registered or removed" in recompiles(cf)[-1]
+    finally:
+        lib._destroy()  # (as the core's tests remove a library)
+    assert same(settle(cf, x), x.sin())
