@@ -95,7 +95,6 @@ class Program:
         self.out = out
         self.state = state
         self.breaks = list(rec.breaks)
-        self.backward_ran = rec.backward_ran
         self.input_specs = specs
         self.grad_guards = [(rec.by_id[id(p)], was_none) for p, was_none in rec.grad_in.values()]
         self.grad_writes = [(rec.by_id[id(p)], None if g is None else rec.by_id[id(g)])
@@ -108,7 +107,6 @@ class Program:
         self.optimizers = [(o, _optimizer_snapshot(o)) for o in rec.optimizers.values()]
         self.meta0 = rec.meta0
         self._bslots = None
-        self._inplace = set()
         self.split = rec.split
         self.diff_outs = list(rec.diff_outs)
         self.leaves = list(rec.leaves)
@@ -366,14 +364,8 @@ class Program:
                 lowering_used = lowering
                 if node.args[0].__class__ is Ref and node.args[0].slot == node.out.slot:
                     inplace.add(n)
-        made_by = {}
-        for n in lowered:
-            k = self.nodes[n].out.slot
-            if n not in inplace:
-                made_by[k] = n
-            elif k in made_by:
-                pass  # written in place again: still the array it was made as
-        self._inplace = inplace  # (read by _fusion_plan)
+        # slot -> the lowered node that made it (a lowered in-place write keeps the array it was made as)
+        made_by = {self.nodes[n].out.slot: n for n in lowered if n not in inplace}
         tensor_needed = set(k for k in made_by if k in keep)
         last = {}
         for n in range(lo, hi):
@@ -394,7 +386,7 @@ class Program:
         in_group = {}    # node -> first node of its group
         virtual = set()  # slots a fused loop keeps in registers: never stored
         for g in groups:
-            plan = self._fusion_plan(g, lowering_used, made_by, tensor_needed, keep, last)
+            plan = self._fusion_plan(g, lowering_used, inplace, tensor_needed, keep, last)
             if plan is not None:
                 fused_at[g[0]] = plan
                 for n in g:
@@ -524,7 +516,7 @@ class Program:
             run, key = ([n], meta) if ok else ([], None)
         return groups
 
-    def _fusion_plan(self, group, lowering, made_by, tensor_needed, keep, last):
+    def _fusion_plan(self, group, lowering, inplace, tensor_needed, keep, last):
         """``(fused function, input slots, output slots)`` for a group, or None if the lowering declines."""
         first, end = group[0], group[-1]
         shape, dtype = self.slots[self.nodes[first].out.slot].meta
@@ -550,7 +542,7 @@ class Program:
         outs, out_steps = [], []
         for i, n in enumerate(group):
             k = self.nodes[n].out.slot
-            if n in self._inplace:
+            if n in inplace:
                 outs.append((k, True))  # a write into memory someone else can see: always stored
                 out_steps.append(i)
             elif k in tensor_needed or k in keep or last.get(k, end) > end:

@@ -20,7 +20,7 @@ from tensorplug import plugin_api as _api
 from tensorplug.plugin_api import float_dtype, binary_dtype, result_type
 
 from . import halfcast
-from .erf_cody import erf64
+from .erf_cody import erf64, _A as _ERF_A, _B as _ERF_B, _C as _ERF_C, _D as _ERF_D  # Cody (1969)'s coefficients
 from .kernels import wrap, cast, write
 from .xp import xp
 
@@ -108,18 +108,6 @@ def _sigmoid(a):
 
 
 _erf_py = np.frompyfunc(math.erf, 1, 1)
-
-# W. J. Cody, "Rational Chebyshev approximations for the error function" (1969), as in CALERF:
-# erf on [0, 0.46875] and erfc on [0.46875, 4]; beyond 4, erf is 1 to float32 precision
-_ERF_A = (3.16112374387056560e00, 1.13864154151050156e02, 3.77485237685302021e02, 3.20937758913846947e03,
-          1.85777706184603153e-1)
-_ERF_B = (2.36012909523441209e01, 2.44024637934444173e02, 1.28261652607737228e03, 2.84423683343917062e03)
-_ERF_C = (5.64188496988670089e-1, 8.88314979438837594e00, 6.61191906371416295e01, 2.98635138197400131e02,
-          8.81952221241769090e02, 1.71204761263407058e03, 2.05107837782607147e03, 1.23033935479799725e03,
-          2.15311535474403846e-8)
-_ERF_D = (1.57449261107098347e01, 1.17693950891312499e02, 5.37181101862009858e02, 1.62138957456669019e03,
-          3.29079923573345963e03, 4.36261909014324716e03, 3.43936767414372164e03, 1.23033935480374942e03)
-
 
 def erf_float32(x):
     """erf of a float64 array to float32 precision (abs error < 2e-8 before rounding), in place
