@@ -4,7 +4,10 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-PLUGINS := plugins/cpu plugins/profiler plugins/vmap plugins/autocast plugins/quantize plugins/cuda plugins/compile plugins/privateuse1_example examples/minimal_backend
+PLUGINS := plugins/cpu plugins/profiler plugins/vmap plugins/autocast plugins/quantize plugins/cuda plugins/compile plugins/distributed plugins/privateuse1_example examples/minimal_backend
+# tensorplug-distributed with its [mpi] extra (the mpich and mpi4py wheels, about 20 MB): its
+# multi-process tests run under the venv's own mpiexec
+INSTALL := $(patsubst plugins/distributed,"plugins/distributed[mpi]",$(PLUGINS))
 STAMP  := $(VENV)/.installed-stamp
 PIP    := $(BIN)/python -m pip
 
@@ -13,7 +16,7 @@ PIP    := $(BIN)/python -m pip
 $(STAMP): pyproject.toml $(addsuffix /pyproject.toml,$(PLUGINS)) Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e ".[examples,test]" $(addprefix -e ,$(PLUGINS))
+	$(PIP) install -q -e ".[examples,test]" $(addprefix -e ,$(INSTALL))
 	touch $(STAMP)
 
 venv: $(STAMP)

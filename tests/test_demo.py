@@ -60,3 +60,23 @@ def test_compile_flag_trains_to_the_same_accuracy_and_reports_step_times(model, 
         [ln for ln in eager_out.splitlines() if ln.startswith("epoch")]
     line = next(ln for ln in out.splitlines() if ln.startswith("step time"))
     assert "compiled" in line and "eager" in line
+
+
+def test_ddp_flag_trains_on_two_processes_and_only_rank_0_prints():
+    import subprocess
+    import sys
+    import tensorplug.distributed as dist
+    if not dist.is_available():
+        with pytest.raises(SystemExit, match="tensorplug-distributed"):
+            demo.main(["--ddp", "2", "--epochs", "1"])
+        return
+    p = subprocess.run([sys.executable, "-m", "tensorplug", "demo", "--ddp", "2", "--epochs", "6"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    lines = p.stdout.splitlines()
+    assert sum(ln.startswith("training a MLP") for ln in lines) == 1          # rank 0 only
+    assert any(ln.startswith("data parallel: 2 processes") for ln in lines)
+    epochs = [ln for ln in lines if ln.startswith("epoch")]
+    assert len(epochs) == 6 and all("(per rank: " in ln for ln in epochs)
+    final = float(lines[-1].rsplit(" ", 1)[1].rstrip("%"))
+    assert final > 85.0, lines[-1]   # 6 epochs of 23 steps at batch 2x32 learn the digits

@@ -17,7 +17,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 # the modules of the core a plugin may import: the user API, this contract, registration and the kit
 ALLOWED = ("tensorplug", "tensorplug.plugin_api", "tensorplug.library", "tensorplug.testing", "tensorplug.func",
            "tensorplug.autograd", "tensorplug.autograd.graph", "tensorplug.nn", "tensorplug.nn.functional",
-           "tensorplug.optim", "tensorplug.utils.data", "tensorplug.demo")
+           "tensorplug.optim", "tensorplug.utils.data", "tensorplug.demo", "tensorplug.distributed",
+           "tensorplug.nn.parallel")
 
 
 def _plugin_files():

@@ -248,28 +248,46 @@ def test_backends_flags():
 
 
 def test_distributed_not_available():
+    """Without a distributed plugin: PyTorch's errors, and names that say which plugin provides them."""
     import tensorplug.distributed as dist
-    assert dist.is_available() is False and dist.is_initialized() is False
-    with pytest.raises(ValueError, match="Default process group has not been initialized"):
-        dist.get_rank()
-    with pytest.raises(ValueError, match="Default process group has not been initialized"):
-        dist.get_world_size()
-    with pytest.raises(RuntimeError, match="no distributed plugin"):
-        dist.init_process_group("gloo")
-
-
-def test_distributed_backend_module_hook():
-    import types
-    import tensorplug.distributed as dist
-    impl = types.SimpleNamespace(is_available=lambda: True, is_initialized=lambda: True, get_rank=lambda: 3,
-                                 all_reduce=lambda t: t)
-    previous = dist.set_backend_module(impl)
+    had = tp.plugins.is_enabled("distributed")
+    if had:
+        tp.plugins.disable("distributed")
     try:
-        assert dist.is_available() and dist.is_initialized() and dist.get_rank() == 3
-        assert dist.all_reduce is impl.all_reduce
+        assert dist.is_available() is False and dist.is_initialized() is False
+        with pytest.raises(ValueError, match="Default process group has not been initialized"):
+            dist.get_rank()
+        with pytest.raises(ValueError, match="Default process group has not been initialized"):
+            dist.get_world_size()
+        with pytest.raises(RuntimeError, match="no distributed plugin"):
+            dist.init_process_group("gloo")
+        with pytest.raises(AttributeError, match="tensorplug.distributed.all_reduce is provided by the plugin "
+                                                 "'distributed'"):
+            dist.all_reduce
     finally:
-        dist.set_backend_module(previous)
-    assert not dist.is_available()
+        if had:
+            tp.plugins.enable("distributed")
+
+
+def test_distributed_names_come_from_a_plugin():
+    class Fake:
+        @tp.hookimpl
+        def tensorplug_namespace(self):
+            return {"distributed.is_available": lambda: True, "distributed.get_rank": lambda group=None: 3,
+                    "distributed.fancy_reduce": len}
+    import tensorplug.distributed as dist
+    had = tp.plugins.is_enabled("distributed")
+    if had:
+        tp.plugins.disable("distributed")
+    tp.plugins.register(Fake(), "fakedist")
+    try:
+        assert dist.is_available() and dist.get_rank() == 3 and dist.fancy_reduce is len
+        assert "fancy_reduce" in dir(dist)
+    finally:
+        tp.plugins.forget("fakedist")
+        if had:
+            tp.plugins.enable("distributed")
+    assert not hasattr(dist, "fancy_reduce")
 
 
 def test_data_parallel_is_a_pass_through():

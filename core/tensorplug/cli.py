@@ -152,6 +152,17 @@ def cmd_demo(args):
     return demo.main(args.args)
 
 
+def cmd_run(args):
+    """``tensorplug run -n N script.py ...``: the distributed plugin's launcher (over mpiexec)."""
+    import tensorplug.distributed as dist  # lazy: only this command needs the namespace
+    try:
+        launcher = dist.run
+    except AttributeError as e:
+        print(f"tensorplug run: {e}", file=sys.stderr)
+        return 1
+    return launcher.main(args.args)
+
+
 def build_parser():
     """The argparse parser of the ``tensorplug`` command."""
     ap = argparse.ArgumentParser(prog="tensorplug", description="Inspect tensorplug's plugins and dispatcher.",
@@ -180,6 +191,10 @@ def build_parser():
     # the demo parses its own arguments (and its own --help)
     p = sub.add_parser("demo", help="run a tour of tensorplug", add_help=False)
     p.set_defaults(run=cmd_demo)
+    # the launcher parses its own arguments too (tensorplug run -n 2 script.py --script-flag)
+    p = sub.add_parser("run", help="run a script on N processes (tensorplug-distributed, over mpiexec)",
+                       add_help=False)
+    p.set_defaults(run=cmd_run)
     return ap
 
 
@@ -188,14 +203,14 @@ def main(argv=None):
     ap = build_parser()
     try:
         args, rest = ap.parse_known_args(argv)
-        if rest and args.command != "demo":
+        if rest and args.command not in ("demo", "run"):
             ap.error(f"unrecognized arguments: {' '.join(rest)}")
     except SystemExit as e:  # argparse exits on --help (0) and on usage errors (2)
         return e.code if isinstance(e.code, int) else 2
     args.args = rest
     if args.command is None:
         ap.print_usage(sys.stderr)
-        print("tensorplug: error: a command is required (plugins, dispatch-table, keys, conformance, demo)",
+        print("tensorplug: error: a command is required (plugins, dispatch-table, keys, conformance, demo, run)",
               file=sys.stderr)
         return 2
     return args.run(args)

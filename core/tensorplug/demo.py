@@ -12,6 +12,7 @@ downloaded.
     tensorplug demo --tour                # tensors, views, promotion, plugins, dispatch
     tensorplug demo --profile             # with tensorplug-profiler: top ops and a Chrome trace
     tensorplug demo --quantize int8       # with tensorplug-quantize: the trained model quantized
+    tensorplug demo --ddp 2               # with tensorplug-distributed: 2 processes, DistributedDataParallel
 """
 
 from __future__ import annotations
@@ -92,44 +93,63 @@ def train(args):
     _require_examples_extra()
     from tqdm import tqdm  # lazy: optional, the 'examples' extra
     tp.manual_seed(args.seed)
+    ddp = args.ddp_worker
+    rank, world = (tp.distributed.get_rank(), tp.distributed.get_world_size()) if ddp else (0, 1)
+    say = print if rank == 0 else (lambda *a, **k: None)
     x_train, y_train, x_test, y_test = load_digits(args.seed, args.device)
     model = make_model(args.model).to(args.device)
     if args.load:
         model.load_state_dict(tp.load(args.load))
         loss, acc = evaluate(model, x_test, y_test)
-        print(f"loaded {args.load}: test loss {loss:.4f}, test accuracy {acc:.2%}")
+        say(f"loaded {args.load}: test loss {loss:.4f}, test accuracy {acc:.2%}")
         return acc
+    plain = model
+    if ddp:  # every rank starts from rank 0's weights and averages gradients in backward
+        model = nn.parallel.DistributedDataParallel(model)
     opt = tp.optim.Adam(model.parameters(), lr=args.lr)
     amp, scaler = _mixed_precision(args)
-    loader = tp.utils.data.DataLoader(tp.utils.data.TensorDataset(x_train, y_train), batch_size=args.batch_size,
-                                      shuffle=True, generator=tp.Generator().manual_seed(args.seed))
-    print(f"training a {args.model.upper()} on {len(y_train)} digits ({len(y_test)} held out) on "
-          f"{args.device}; {sum(p.numel() for p in model.parameters())} parameters")
+    dataset = tp.utils.data.TensorDataset(x_train, y_train)
+    sampler = tp.utils.data.DistributedSampler(dataset, seed=args.seed) if ddp else None
+    loader = tp.utils.data.DataLoader(dataset, batch_size=args.batch_size, shuffle=sampler is None, sampler=sampler,
+                                      generator=tp.Generator().manual_seed(args.seed))
+    say(f"training a {args.model.upper()} on {len(y_train)} digits ({len(y_test)} held out) on "
+        f"{args.device}; {sum(p.numel() for p in model.parameters())} parameters")
+    if ddp:
+        say(f"data parallel: {world} processes, each training on its shard of {len(sampler)} digits per epoch "
+            f"(batches of {args.batch_size} per process), gradients averaged by allreduce")
     step = _training_step(model, opt, amp, scaler)
     if args.compile:
         step = _compiled(step)
     start = time.perf_counter()
     acc = 0.0
     for epoch in range(1, args.epochs + 1):
+        if sampler is not None:
+            sampler.set_epoch(epoch)
         running, seen = 0.0, 0
         bar = tqdm(loader, desc=f"epoch {epoch:2d}/{args.epochs}", leave=False, file=sys.stdout,
-                   disable=not sys.stdout.isatty() and not args.progress)
+                   disable=rank != 0 or (not sys.stdout.isatty() and not args.progress))
         for xb, yb in bar:
             loss = step(xb, yb)
             running += loss.item() * len(yb)
             seen += len(yb)
             bar.set_postfix(loss=f"{running / seen:.4f}")
         test_loss, acc = evaluate(model, x_test, y_test, amp=amp)
-        print(f"epoch {epoch:2d}: train loss {running / seen:.4f}  test loss {test_loss:.4f}  "
-              f"test accuracy {acc:.2%}")
-    print(f"done in {time.perf_counter() - start:.1f} s: test accuracy {acc:.2%}")
+        per_rank = ""
+        if ddp:
+            losses = [None] * world
+            tp.distributed.all_gather_object(losses, running / seen)
+            running, seen = sum(losses), world
+            per_rank = " (per rank: " + ", ".join(f"{v:.4f}" for v in losses) + ")"
+        say(f"epoch {epoch:2d}: train loss {running / seen:.4f}{per_rank}  test loss {test_loss:.4f}  "
+            f"test accuracy {acc:.2%}")
+    say(f"done in {time.perf_counter() - start:.1f} s: test accuracy {acc:.2%}")
     if args.compile:
         _step_times(args, model.state_dict(), x_train[:args.batch_size], y_train[:args.batch_size])
-    if args.quantize:
-        _quantized(model, x_test, y_test, args.quantize)
-    if args.save:
-        tp.save(model.state_dict(), args.save)
-        print(f"saved the weights to {args.save}")
+    if args.quantize and rank == 0:
+        _quantized(plain, x_test, y_test, args.quantize)
+    if args.save and rank == 0:   # the plain model's weights: `--load` reads them without --ddp
+        tp.save(plain.state_dict(), args.save)
+        say(f"saved the weights to {args.save}")
     return acc
 
 
@@ -285,6 +305,9 @@ def parser():
                     "(needs tensorplug-compile) and compare its step time with eager")
     ap.add_argument("--quantize", choices=QUANTIZE_CHOICES, help="after training, quantize the model (needs "
                     "tensorplug-quantize) and compare accuracy, bytes and inference time")
+    ap.add_argument("--ddp", type=int, metavar="N", help="train with N processes under DistributedDataParallel "
+                    "(needs tensorplug-distributed[mpi]; rank 0 prints)")
+    ap.add_argument("--ddp-worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--profile", nargs="?", const="tensorplug-demo-trace.json", metavar="TRACE",
                     help="profile the run (needs tensorplug-profiler): print the top ops, write a Chrome "
                          "trace to TRACE (default tensorplug-demo-trace.json)")
@@ -299,12 +322,33 @@ def _check_device(name):
         raise SystemExit(f"tensorplug demo: --device {name}: {e}") from None
 
 
+def _launch_ddp(args, argv):
+    """``--ddp N``: start N processes running this same demo (each joins the process group)."""
+    if args.compile or args.profile or args.tour:
+        raise SystemExit("tensorplug demo: --ddp does not combine with --compile, --profile or --tour")
+    if args.ddp < 1:
+        raise SystemExit("tensorplug demo: --ddp needs a number of processes of at least 1")
+    dist = tp.distributed
+    try:
+        launcher = dist.run  # provided by the tensorplug-distributed plugin
+    except AttributeError as e:
+        raise SystemExit(f"tensorplug demo --ddp: {e}") from None
+    if not dist.is_available():
+        raise SystemExit("tensorplug demo --ddp: MPI is not available: pip install 'tensorplug-distributed[mpi]'")
+    return launcher.main(["-n", str(args.ddp), "-m", "tensorplug", "demo", *argv, "--ddp-worker"])
+
+
 def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser().parse_args(argv)
+    if args.ddp and not args.ddp_worker:
+        return _launch_ddp(args, argv)
     if args.tour:
         tour()
         return 0
     _check_device(args.device)
+    if args.ddp_worker:
+        tp.distributed.init_process_group()
     if args.profile:
         try:
             profiler = tp.profiler  # provided by the tensorplug-profiler plugin
@@ -317,6 +361,8 @@ def main(argv=None):
         print(f"wrote a Chrome trace to {args.profile} (open it in ui.perfetto.dev or chrome://tracing)")
         return 0
     train(args)
+    if args.ddp_worker:
+        tp.distributed.destroy_process_group()
     return 0
 
 

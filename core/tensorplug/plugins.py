@@ -57,6 +57,12 @@ NAMESPACE_OWNER: dict = {}  # public name -> plugin providing it now
 # come adds its names when it lands.
 NAME_PROVIDERS: dict = {"vmap": "vmap", "profiler": "profiler", "openreg": "openreg", "compile": "compile",
                         "compiler": "compile",
+                        **{f"distributed.{n}": "distributed" for n in (
+                            "ReduceOp", "Work", "ProcessGroup", "GroupMember", "Backend", "DistBackendError",
+                            "new_group", "all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
+                            "reduce_scatter_tensor", "gather", "scatter", "send", "recv", "isend", "irecv",
+                            "all_gather_object", "broadcast_object_list", "get_backend", "run",
+                            "DistributedDataParallel")},
                         **{n: "autocast" for n in (
                             "autocast", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
                             "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
@@ -391,7 +397,8 @@ def namespace_value(pub):
 
 
 # core submodules that take names from plugins: a plugin's name "amp.autocast" is tensorplug.amp.autocast
-EXTENSIBLE_MODULES = ("amp", "ao.quantization", "ao.nn.quantized", "ao.nn.quantized.dynamic", "quantization")
+EXTENSIBLE_MODULES = ("amp", "ao.quantization", "ao.nn.quantized", "ao.nn.quantized.dynamic", "quantization",
+                      "distributed")
 
 
 def _check_public_name(pub):

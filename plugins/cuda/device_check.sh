@@ -14,6 +14,9 @@
 #   c) the plugin's tests: pytest plugins/cuda -x (the conformance suite is step d)
 #   f) python benchmarks/cuda.py --json $OUT/cuda_bench.json
 #   e) python -m tensorplug demo --device cuda
+#   g) tensorplug-distributed on the GPU: a 1-rank NCCL group (cuda collectives and DDP on cuda,
+#      plugins/distributed/tests/scripts/cuda_collectives.py run without the simulation) and a
+#      2-process MPI group sharing the GPU for host collectives (collectives.py under mpiexec -n 2)
 #   d) python -m tensorplug conformance cuda (summary here, full output in $OUT/conformance_cuda.log),
 #      last: it gets the time that is left
 # Everything goes to $OUT/device_check.log and to stdout. The whole run is held under
@@ -45,7 +48,8 @@ if [ -z "$PY" ]; then
     if command -v python >/dev/null 2>&1; then PY=python; else PY=python3; fi
 fi
 
-PROJECTS=(. plugins/cpu plugins/profiler plugins/vmap plugins/autocast plugins/quantize plugins/cuda)
+PROJECTS=(. plugins/cpu plugins/profiler plugins/vmap plugins/autocast plugins/quantize plugins/cuda plugins/compile
+          plugins/distributed)
 # plugins/privateuse1_example is left out: it needs a C++ build.
 
 STEP_NAMES=()
@@ -263,6 +267,25 @@ step_bench() {
         "$OUT/cuda_bench.json"
 }
 
+# -- g) distributed ------------------------------------------------------------------------------
+step_distributed() {
+    local rc=0 mpiexec
+    timeout 30 "$PY" -c "import mpi4py; print('mpi4py', mpi4py.__version__)" || return $?
+    timeout 60 "$PY" -c "from cupy.cuda import nccl; print('NCCL', nccl.get_version())" || rc=$?
+    echo "+ 1-rank NCCL group: cuda collectives and DDP on cuda"
+    timeout -k 5 "$((LIMIT / 2))" "$PY" plugins/distributed/tests/scripts/cuda_collectives.py || rc=$?
+    mpiexec="$(dirname "$(command -v "$PY")")/mpiexec"
+    [ -x "$mpiexec" ] || mpiexec="$(command -v mpiexec || true)"
+    if [ -z "$mpiexec" ]; then
+        echo "!! no mpiexec: the 2-process MPI group is not run"
+        STEP_NOTE="no mpiexec for the 2-process group"
+        return 1
+    fi
+    echo "+ 2-process MPI group sharing the GPU: host collectives"
+    timeout -k 5 "$((LIMIT / 2))" "$mpiexec" -n 2 "$PY" plugins/distributed/tests/scripts/collectives.py || rc=$?
+    return $rc
+}
+
 log "repository $ROOT; OUT=$OUT; python=$PY; time budget ${BUDGET}s"
 git -C "$ROOT" log --oneline -1 2>/dev/null || true
 #        name          timeout  reserve-for-later  function
@@ -272,7 +295,8 @@ run_step "b-install"       200   300 step_install
 # takes what time is left and the figures of the benchmark come back whatever happens to it
 run_step "c-pytest"        150   260 step_pytest
 run_step "f-bench"         120   140 step_bench
-run_step "e-demo"           60    90 step_demo
+run_step "e-demo"           60   150 step_demo
+run_step "g-distributed"    60    90 step_distributed
 run_step "d-conformance"   300     0 step_conformance
 
 echo

@@ -12,8 +12,9 @@ from .sampler import (Sampler, SequentialSampler, RandomSampler, SubsetRandomSam
 from .collate import default_collate, default_convert
 from ._worker import get_worker_info, WorkerInfo
 from .dataloader import DataLoader
+from .distributed import DistributedSampler
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "random_split", "ConcatDataset", "ChainDataset",
+__all__ = ["DistributedSampler", "Dataset", "IterableDataset", "TensorDataset", "Subset", "random_split", "ConcatDataset", "ChainDataset",
            "Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler",
            "WeightedRandomSampler", "default_collate", "default_convert", "get_worker_info", "WorkerInfo",
            "DataLoader"]
