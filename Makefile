@@ -50,6 +50,7 @@ bench: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/quantize.py
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/compile.py
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/programs.py
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/distributed.py
 
 clean:
 	rm -rf $(VENV) build core/*.egg-info plugins/*/*.egg-info plugins/privateuse1_example/build

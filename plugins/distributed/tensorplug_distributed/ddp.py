@@ -242,10 +242,20 @@ class DistributedDataParallel(_DistributedDataParallel):
         return hook
 
     def _mark_ready(self, index, unused=False):
-        bucket, _ = self._bucket_of[index]
+        bucket, slot = self._bucket_of[index]
         if index in bucket.ready:
             return
         bucket.ready.add(index)
+        # the gradient goes into its place in the bucket's buffer now, while backward goes on
+        view = bucket.views[slot]
+        p = bucket.params[slot][1]
+        g = p.grad
+        if g is not view:
+            with tensorplug.no_grad():
+                if g is None:
+                    view.zero_()
+                else:
+                    view.copy_(g)
         bucket.pending -= 1
         if bucket.pending == 0:
             self._launch_ready()
@@ -259,16 +269,6 @@ class DistributedDataParallel(_DistributedDataParallel):
             self._finish()
 
     def _launch(self, bucket):
-        grads = [p.grad for _, p in bucket.params]
-        # gradients already in the bucket's views (accumulated in place since the last reduction) need no copy
-        if any(g is not v for g, v in zip(grads, bucket.views)):
-            with tensorplug.no_grad():
-                parts = [(g if g is not None else tensorplug.zeros(p.shape, dtype=p.dtype, device=p.device)).reshape(-1)
-                         for g, (_, p) in zip(grads, bucket.params)]
-                if len(parts) > 1:
-                    tensorplug.cat(parts, out=bucket.flat)
-                else:
-                    bucket.flat.copy_(parts[0])
         bucket.t_launch = time.perf_counter()
         # the last bucket is launched when backward has produced every gradient: nothing is left to
         # overlap it with, so it is one blocking call (no progress-thread hand-off)

@@ -115,14 +115,19 @@ def check_reduce(t, dst, op, gid, async_op):
         _fingerprint("reduce", pg, t)
 
 
+def _world_times(name, pg, out, inp, big, small, what):
+    """The checks of the two collectives whose ``big`` tensor holds world_size ``small`` ones."""
+    _same_kind(name, out, inp)
+    _contiguous(out)
+    if big.numel() != small.numel() * pg.size:
+        raise RuntimeError(f"ProcessGroupMPI::{name}: {what} (world_size {pg.size}, input size {inp.numel()}, "
+                           f"output size {out.numel()})")
+
+
 def check_allgather(out, inp, gid, async_op):
     pg = GROUPS[gid]
-    _same_kind("_allgather_base", out, inp)
-    _contiguous(out)
-    if out.numel() != inp.numel() * pg.size:
-        raise RuntimeError(f"ProcessGroupMPI::_allgather_base: output tensor size must be equal to world_size "
-                           f"times input tensor size (world_size {pg.size}, input size {inp.numel()}, output "
-                           f"size {out.numel()})")
+    _world_times("_allgather_base", pg, out, inp, out, inp,
+                 "output tensor size must be equal to world_size times input tensor size")
     if pg.detail:
         _fingerprint("all_gather_into_tensor", pg, inp)
 
@@ -130,12 +135,8 @@ def check_allgather(out, inp, gid, async_op):
 def check_reduce_scatter(out, inp, op, gid, async_op):
     pg = GROUPS[gid]
     _op_for("reduce_scatter_tensor", inp, op)
-    _same_kind("_reduce_scatter_base", out, inp)
-    _contiguous(out)
-    if inp.numel() != out.numel() * pg.size:
-        raise RuntimeError(f"ProcessGroupMPI::_reduce_scatter_base: input tensor size must be equal to "
-                           f"world_size times output tensor size (world_size {pg.size}, input size "
-                           f"{inp.numel()}, output size {out.numel()})")
+    _world_times("_reduce_scatter_base", pg, out, inp, inp, out,
+                 "input tensor size must be equal to world_size times output tensor size")
     if pg.detail:
         _fingerprint("reduce_scatter_tensor", pg, out)
 
