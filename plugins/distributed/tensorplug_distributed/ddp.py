@@ -166,6 +166,8 @@ class DistributedDataParallel(_DistributedDataParallel):
         self._expect_backward = False
         self._hooked = False
         self._used = None
+        self._join = None        # inside join(): (divide_by_initial_world_size, throw_on_early_termination)
+        self._active = self.process_group.size
         self._hooks = [p.register_post_accumulate_grad_hook(self._make_hook(i)) for i, p in enumerate(params)]
 
     # -- construction ----------------------------------------------------------------------------------------
@@ -185,15 +187,15 @@ class DistributedDataParallel(_DistributedDataParallel):
                                        f"(rank {mine}) with sizes {list(a)} appears not to match sizes of the "
                                        f"same param in process {r} ({list(b)}).")
 
-    def _broadcast_coalesced(self, tensors):
-        """Broadcast ``tensors`` from rank 0, one flat buffer per (dtype, device)."""
+    def _broadcast_coalesced(self, tensors, src=0):
+        """Broadcast ``tensors`` from group rank ``src``, one flat buffer per (dtype, device)."""
         groups = {}
         for t in tensors:
             groups.setdefault((t.dtype, t.device), []).append(t)
         with tensorplug.no_grad():
             for ts in groups.values():
                 flat = tensorplug.cat([t.detach().reshape(-1) for t in ts])
-                api.broadcast(flat, src=self.process_group.global_of(0), group=self.process_group)
+                api.broadcast(flat, src=self.process_group.global_of(src), group=self.process_group)
                 offset = 0
                 for t in ts:
                     n = t.numel()
@@ -213,6 +215,8 @@ class DistributedDataParallel(_DistributedDataParallel):
             if missing:
                 raise RuntimeError(_UNFINISHED.format(rank=self.process_group.global_rank,
                                                       indices=", ".join(map(str, sorted(missing)))))
+        if self._join is not None and self.require_backward_grad_sync and tensorplug.is_grad_enabled():
+            self._join_notify(1)
         if self.broadcast_buffers and self.require_forward_param_sync and self.process_group.size > 1:
             buffers = list(self.module.buffers())
             if buffers:
@@ -287,8 +291,12 @@ class DistributedDataParallel(_DistributedDataParallel):
             local = tensorplug.tensor([1 if u else 0 for u in self._used], dtype=tensorplug.int32)
             api.all_reduce(local, op=ReduceOp.MAX, group=self.process_group)
             used_anywhere = local.tolist()
+        rescale = (self._join is not None and not self._join[0] and 0 < self._active < self.process_group.size)
         for bucket in self._buckets:
             bucket.work.wait()
+            if rescale:  # an average over the ranks still training, not over all
+                with tensorplug.no_grad():
+                    bucket.flat.mul_(self.process_group.size / self._active)
             for (i, p), view in zip(bucket.params, bucket.views):
                 if used_anywhere is not None and not used_anywhere[i]:
                     continue
@@ -322,7 +330,63 @@ class DistributedDataParallel(_DistributedDataParallel):
         return [{"index": i, "bytes": n, "launched": t, "finished": w.t_done, "all_launched": self._t_all_launched}
                 for i, n, t, w in getattr(self, "_timeline", ())]
 
+    @contextlib.contextmanager
     def join(self, divide_by_initial_world_size=True, enable=True, throw_on_early_termination=False):
-        raise NotImplementedError("DistributedDataParallel.join() (uneven inputs) is not implemented in "
-                                  "tensorplug-distributed: give every rank the same number of batches "
-                                  "(DistributedSampler does, with drop_last or its padding)")
+        """Train on uneven inputs: a rank that runs out of batches leaves the block and, until every rank
+        has, takes part in the others' collectives with zero gradients (PyTorch's ``Join``).
+
+        Inside, each forward must be a training forward followed by its backward. Gradients are
+        divided by the initial world size (``divide_by_initial_world_size=True``: the joined ranks
+        count as zero gradients) or by the number of ranks still training. When all have joined,
+        every rank takes the parameters and buffers of the highest rank that joined last. With
+        ``throw_on_early_termination=True``, every rank raises once one has run out.
+        """
+        if not enable:
+            yield
+            return
+        self._join = (divide_by_initial_world_size, throw_on_early_termination)
+        try:
+            yield
+        except BaseException:
+            self._join = None
+            raise
+        try:
+            self._join_shadow()
+        finally:
+            self._join = None
+            self._active = self.process_group.size
+
+    def _join_notify(self, me):
+        """The per-iteration count of ranks still training (``me``: 1 training, 0 joined)."""
+        flag = tensorplug.full((1,), me, dtype=tensorplug.int64, device=self._params[0].device)
+        api.all_reduce(flag, group=self.process_group)
+        self._active = int(flag.item())
+        if self._join[1] and self._active < self.process_group.size:
+            raise RuntimeError("Detected at least one rank that exhausted inputs. Throwing across all ranks.")
+        return self._active
+
+    def _join_shadow(self):
+        pg = self.process_group
+        last = None
+        while self._join_notify(0) > 0:
+            last = False
+            # mirror one training iteration of the others: buffers, the buckets, the used-parameter map
+            if self.broadcast_buffers and pg.size > 1:
+                buffers = list(self.module.buffers())
+                if buffers:
+                    self._broadcast_coalesced(buffers)
+            with tensorplug.no_grad():
+                for b in self._buckets:
+                    b.flat.zero_()
+                    api.all_reduce(b.flat, op=ReduceOp.AVG, group=pg)
+                if self.find_unused_parameters:
+                    api.all_reduce(tensorplug.zeros(len(self._params), dtype=tensorplug.int32), op=ReduceOp.MAX,
+                                   group=pg)
+        if last is None:  # nobody was training any more when this rank joined: it is one of the last
+            last = True
+        src = tensorplug.tensor([pg.rank_ if last else -1], dtype=tensorplug.int64,
+                                device=self._params[0].device)
+        api.all_reduce(src, op=ReduceOp.MAX, group=pg)
+        states = list(self.module.parameters()) + list(self.module.buffers())
+        if pg.size > 1:
+            self._broadcast_coalesced(states, src=int(src.item()))

@@ -78,6 +78,14 @@ def test_detail_debug_mode_reports_a_dtype_mismatch_across_ranks(monkeypatch):
 
 
 @needs_mpi
+@pytest.mark.parametrize("n", [2, 3])
+def test_join_trains_on_uneven_inputs(n):
+    rc, out, _ = mpiexec(n, "uneven.py", timeout=120)
+    assert rc == 0, out
+    assert f"join ok on {n} ranks" in out
+
+
+@needs_mpi
 def test_a_rank_that_raises_ends_the_job():
     rc, out, took = mpiexec(2, "failures.py", "raise", timeout=60)
     assert rc != 0
