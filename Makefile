@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 PLUGINS := plugins/cpu plugins/profiler plugins/vmap plugins/autocast plugins/quantize plugins/cuda plugins/compile plugins/distributed plugins/privateuse1_example examples/minimal_backend
-# tensorplug-distributed with its [mpi] extra (the mpich and mpi4py wheels, about 20 MB): its
+# tensorplug-distributed with its [mpi] extra (the mpich and mpi4py wheels, 15 MB to download): its
 # multi-process tests run under the venv's own mpiexec
 INSTALL := $(patsubst plugins/distributed,"plugins/distributed[mpi]",$(PLUGINS))
 STAMP  := $(VENV)/.installed-stamp

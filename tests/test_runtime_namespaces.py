@@ -283,11 +283,18 @@ def test_distributed_names_come_from_a_plugin():
     try:
         assert dist.is_available() and dist.get_rank() == 3 and dist.fancy_reduce is len
         assert "fancy_reduce" in dir(dist)
+        assert vars(dist)["fancy_reduce"] is len   # resolved once, then a plain attribute read
+    finally:
+        tp.plugins.forget("fakedist")
+    assert not hasattr(dist, "fancy_reduce") and "fancy_reduce" not in vars(dist)
+    assert dist.is_available() is False            # the core's answer again
+    tp.plugins.register(Fake(), "fakedist")        # the cached attribute does not count as the core's own
+    try:
+        assert dist.fancy_reduce is len
     finally:
         tp.plugins.forget("fakedist")
         if had:
             tp.plugins.enable("distributed")
-    assert not hasattr(dist, "fancy_reduce")
 
 
 def test_data_parallel_is_a_pass_through():

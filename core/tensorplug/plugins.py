@@ -386,6 +386,24 @@ class LazyName:
         return f"LazyName({self.module!r}, {self.attr!r})"
 
 
+_CACHED: dict = {}  # "module.attr" -> the module a resolved plugin name was stored on as an attribute
+
+
+def cache_on_module(pub, value, module):
+    """Store ``value`` (plugin name ``pub`` = "module.attr", just resolved) as an attribute of ``module``, so
+    later lookups are plain attribute reads instead of ``__getattr__`` calls; the plugin's removal takes
+    it off again. For the modules whose functions sit on hot paths (``tensorplug.distributed``)."""
+    if pub in NAMESPACE and NAMESPACE[pub] is value:
+        setattr(module, pub.rpartition(".")[2], value)
+        _CACHED[pub] = module
+
+
+def _uncache(pub):
+    module = _CACHED.pop(pub, None)
+    if module is not None:
+        module.__dict__.pop(pub.rpartition(".")[2], None)
+
+
 def namespace_value(pub):
     """The object of public name ``pub`` (a :class:`LazyName` is imported and replaced on first use)."""
     value = NAMESPACE[pub]
@@ -410,6 +428,7 @@ def _check_public_name(pub):
                          f"take names from plugins")
     if pub in NAMESPACE_OWNER:
         raise ValueError(f"name {pub!r} is already provided by plugin {NAMESPACE_OWNER[pub]!r}")
+    _uncache(pub)
     target = sys.modules.get(f"tensorplug.{module}" if dot else "tensorplug")
     if target is not None and attr in vars(target):
         raise ValueError(f"name {pub!r} would shadow tensorplug.{pub}, which the core defines")
@@ -456,6 +475,7 @@ def _undo(name, info):
     for pub in info.names:
         NAMESPACE.pop(pub, None)
         NAMESPACE_OWNER.pop(pub, None)
+        _uncache(pub)
     for bname in info.backends:
         b = BACKENDS.pop(bname, None)
         if b is not None:

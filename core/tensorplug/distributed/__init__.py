@@ -9,6 +9,8 @@ an AttributeError naming the plugin. See docs/distributed.md.
 
 from __future__ import annotations
 
+import sys as _sys
+
 from .. import plugins as _plugins
 
 __all__ = ["is_available", "is_initialized", "init_process_group", "destroy_process_group", "get_rank",
@@ -64,6 +66,9 @@ _FALLBACKS = {"is_available": _is_available, "is_initialized": _is_initialized,
 def __getattr__(name):
     impl = None if name.startswith("__") else _impl(name)
     if impl is not None:
+        # later lookups (a training loop's dist.all_reduce) are attribute reads; disabling the plugin
+        # removes it again
+        _plugins.cache_on_module("distributed." + name, impl, _sys.modules[__name__])
         return impl
     if name in _FALLBACKS:
         return _FALLBACKS[name]
