@@ -151,10 +151,10 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
     A rank outside ``ranks`` gets ``GroupMember.NON_GROUP_MEMBER``, as in PyTorch.
     """
     world = default_group()
-    members = sorted(set(range(world.size) if ranks is None else ranks))
+    members = sorted(set(range(world.nranks) if ranks is None else ranks))
     for r in members:
-        if not 0 <= r < world.size:
-            raise ValueError(f"Invalid rank {r}: new_group ranks must be in [0, {world.size - 1}]")
+        if not 0 <= r < world.nranks:
+            raise ValueError(f"Invalid rank {r}: new_group ranks must be in [0, {world.nranks - 1}]")
     MPI = _mpi.mpi()
     inside = world.global_rank in members
     comm = world.comm.Split(0 if inside else MPI.UNDEFINED, world.global_rank)
@@ -173,7 +173,7 @@ def get_rank(group=None):
 def get_world_size(group=None):
     """The number of processes in ``group``; -1 when this process is not in it."""
     pg = resolve(group)
-    return -1 if pg is None else pg.size
+    return -1 if pg is None else pg.nranks
 
 
 def get_backend(group=None):
@@ -193,7 +193,7 @@ def get_process_group_ranks(group):
 def get_global_rank(group, group_rank):
     """The global rank of ``group_rank`` in ``group``."""
     pg = resolve(group)
-    if not 0 <= group_rank < pg.size:
+    if not 0 <= group_rank < pg.nranks:
         raise ValueError(f"Group rank {group_rank} is not part of group {pg}")
     return pg.global_of(group_rank)
 
@@ -380,8 +380,8 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     pg = _member(group, "all_gather")
     if pg is None:
         return None
-    _check_list("allgather", tensor_list, tensor, pg.size)
-    flat = tensorplug.empty((pg.size, tensor.numel()), dtype=tensor.dtype, device=tensor.device)
+    _check_list("allgather", tensor_list, tensor, pg.nranks)
+    flat = tensorplug.empty((pg.nranks, tensor.numel()), dtype=tensor.dtype, device=tensor.device)
     _op("allgather_into_tensor_")(flat, tensor, pg.id, bool(async_op))
     return _then(pg, async_op, _unpack(flat, tensor_list), tensor_list)
 
@@ -396,8 +396,8 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     if pg.rank_ == root:
         if not gather_list:
             raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-        _check_list("gather", gather_list, tensor, pg.size)
-        flat = tensorplug.empty((pg.size, tensor.numel()), dtype=tensor.dtype, device=tensor.device)
+        _check_list("gather", gather_list, tensor, pg.nranks)
+        flat = tensorplug.empty((pg.nranks, tensor.numel()), dtype=tensor.dtype, device=tensor.device)
     else:
         if gather_list:
             raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
@@ -418,7 +418,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     if pg.rank_ == root:
         if not scatter_list:
             raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
-        _check_list("scatter", scatter_list, tensor, pg.size)
+        _check_list("scatter", scatter_list, tensor, pg.nranks)
         flat = tensorplug.stack([t.reshape(-1) for t in scatter_list])
     else:
         if scatter_list:
@@ -479,7 +479,7 @@ def barrier(group=None, async_op=False, device_ids=None):
     pg = _member(group, "barrier")
     if pg is None:
         return None
-    if pg.size == 1:
+    if pg.nranks == 1:
         return Work(pg, "barrier", pg.seq) if async_op else None
     if async_op:
         return pg.started("barrier", pg.comm.Ibarrier())
@@ -500,8 +500,8 @@ def all_gather_object(object_list, obj, group=None):
     pg = _member(group, "all_gather_object")
     if pg is None:
         return None
-    if len(object_list) != pg.size:
-        raise ValueError(f"all_gather_object: object_list has {len(object_list)} entries; the group has {pg.size} "
+    if len(object_list) != pg.nranks:
+        raise ValueError(f"all_gather_object: object_list has {len(object_list)} entries; the group has {pg.nranks} "
                          f"ranks")
     object_list[:] = _object_call(pg, "all_gather_object", pg.comm.allgather, obj)
 
@@ -528,7 +528,7 @@ def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=
     root = _peer(pg, dst, group_dst, "dst")
     got = _object_call(pg, "gather_object", pg.comm.gather, obj, root)
     if pg.rank_ == root:
-        if object_gather_list is None or len(object_gather_list) != pg.size:
+        if object_gather_list is None or len(object_gather_list) != pg.nranks:
             raise ValueError("Argument ``object_gather_list`` must be specified on destination rank, with one "
                              "entry per rank")
         object_gather_list[:] = got

@@ -167,14 +167,14 @@ class DistributedDataParallel(_DistributedDataParallel):
         self._hooked = False
         self._used = None
         self._join = None        # inside join(): (divide_by_initial_world_size, throw_on_early_termination)
-        self._active = self.process_group.size
+        self._active = self.process_group.nranks
         self._hooks = [p.register_post_accumulate_grad_hook(self._make_hook(i)) for i, p in enumerate(params)]
 
     # -- construction ----------------------------------------------------------------------------------------
 
     def _verify_same_model(self, pg):
         shapes = [tuple(p.shape) for p in self._params]
-        everyone = [None] * pg.size
+        everyone = [None] * pg.nranks
         api.all_gather_object(everyone, shapes, group=pg)
         mine = pg.rank_
         for r, theirs in enumerate(everyone):
@@ -204,7 +204,7 @@ class DistributedDataParallel(_DistributedDataParallel):
 
     def _sync_module_states(self):
         states = list(self.module.parameters()) + [b for b in self.module.buffers()]
-        if self.process_group.size > 1 and states:
+        if self.process_group.nranks > 1 and states:
             self._broadcast_coalesced(states)
 
     # -- forward ---------------------------------------------------------------------------------------------
@@ -217,7 +217,7 @@ class DistributedDataParallel(_DistributedDataParallel):
                                                       indices=", ".join(map(str, sorted(missing)))))
         if self._join is not None and self.require_backward_grad_sync and tensorplug.is_grad_enabled():
             self._join_notify(1)
-        if self.broadcast_buffers and self.require_forward_param_sync and self.process_group.size > 1:
+        if self.broadcast_buffers and self.require_forward_param_sync and self.process_group.nranks > 1:
             buffers = list(self.module.buffers())
             if buffers:
                 self._broadcast_coalesced(buffers)
@@ -291,12 +291,12 @@ class DistributedDataParallel(_DistributedDataParallel):
             local = tensorplug.tensor([1 if u else 0 for u in self._used], dtype=tensorplug.int32)
             api.all_reduce(local, op=ReduceOp.MAX, group=self.process_group)
             used_anywhere = local.tolist()
-        rescale = (self._join is not None and not self._join[0] and 0 < self._active < self.process_group.size)
+        rescale = (self._join is not None and not self._join[0] and 0 < self._active < self.process_group.nranks)
         for bucket in self._buckets:
             bucket.work.wait()
             if rescale:  # an average over the ranks still training, not over all
                 with tensorplug.no_grad():
-                    bucket.flat.mul_(self.process_group.size / self._active)
+                    bucket.flat.mul_(self.process_group.nranks / self._active)
             for (i, p), view in zip(bucket.params, bucket.views):
                 if used_anywhere is not None and not used_anywhere[i]:
                     continue
@@ -354,14 +354,14 @@ class DistributedDataParallel(_DistributedDataParallel):
             self._join_shadow()
         finally:
             self._join = None
-            self._active = self.process_group.size
+            self._active = self.process_group.nranks
 
     def _join_notify(self, me):
         """The per-iteration count of ranks still training (``me``: 1 training, 0 joined)."""
         flag = tensorplug.full((1,), me, dtype=tensorplug.int64, device=self._params[0].device)
         api.all_reduce(flag, group=self.process_group)
         self._active = int(flag.item())
-        if self._join[1] and self._active < self.process_group.size:
+        if self._join[1] and self._active < self.process_group.nranks:
             raise RuntimeError("Detected at least one rank that exhausted inputs. Throwing across all ranks.")
         return self._active
 
@@ -371,7 +371,7 @@ class DistributedDataParallel(_DistributedDataParallel):
         while self._join_notify(0) > 0:
             last = False
             # mirror one training iteration of the others: buffers, the buckets, the used-parameter map
-            if self.broadcast_buffers and pg.size > 1:
+            if self.broadcast_buffers and pg.nranks > 1:
                 buffers = list(self.module.buffers())
                 if buffers:
                     self._broadcast_coalesced(buffers)
@@ -388,5 +388,5 @@ class DistributedDataParallel(_DistributedDataParallel):
                                 device=self._params[0].device)
         api.all_reduce(src, op=ReduceOp.MAX, group=pg)
         states = list(self.module.parameters()) + list(self.module.buffers())
-        if pg.size > 1:
+        if pg.nranks > 1:
             self._broadcast_coalesced(states, src=int(src.item()))

@@ -164,7 +164,7 @@ def _abort_on_uncaught(exc_type, exc, tb):
     """An exception nobody caught on one rank ends the job instead of leaving the others in a collective."""
     _PREVIOUS_EXCEPTHOOK[0](exc_type, exc, tb)
     world = GROUPS.get(0)
-    if world is not None and world.size > 1 and not issubclass(exc_type, SystemExit):
+    if world is not None and world.nranks > 1 and not issubclass(exc_type, SystemExit):
         abort(f"[Rank {world.global_rank}] uncaught {exc_type.__name__}: aborting the job (the other ranks "
               f"would wait for this one in their next collective)")
 
@@ -331,7 +331,7 @@ class ProcessGroup:
         self.timeout_s = _seconds(timeout)
         self.global_rank = global_rank
         self.rank_ = comm.Get_rank()
-        self.size = comm.Get_size()
+        self.nranks = comm.Get_size()
         self.seq = 0
         self.id = _NEXT_ID[0]
         _NEXT_ID[0] += 1
@@ -349,18 +349,21 @@ class ProcessGroup:
         GROUPS[self.id] = self
 
     def rank(self):
+        """This process's rank in the group (``ProcessGroup.rank()``, as PyTorch's)."""
         return self.rank_
 
-    def size_(self):
-        return self.size
+    def size(self):
+        """The number of processes in the group (``ProcessGroup.size()``, as PyTorch's)."""
+        return self.nranks
 
     def name(self):
+        """The backend name ("mpi", "nccl" or "gloo")."""
         return self.backend
 
     def __repr__(self):
         return f"<tensorplug.distributed.ProcessGroup {self.backend} ranks={self.ranks} id={self.id}>"
 
-    def group_of(self, global_rank, what="rank"):
+    def group_of(self, global_rank):
         """The rank in this group of global rank ``global_rank`` (ValueError when it is not a member)."""
         r = self._group_of.get(global_rank)
         if r is None:

@@ -70,7 +70,7 @@ def _op_for(name, t, op):
 
 
 def _root(name, root, pg, what="root rank"):
-    if not 0 <= root < pg.size:
+    if not 0 <= root < pg.nranks:
         raise RuntimeError(f"ProcessGroupMPI::{name}: invalid {what}: {root}")
 
 
@@ -119,8 +119,8 @@ def _world_times(name, pg, out, inp, big, small, what):
     """The checks of the two collectives whose ``big`` tensor holds world_size ``small`` ones."""
     _same_kind(name, out, inp)
     _contiguous(out)
-    if big.numel() != small.numel() * pg.size:
-        raise RuntimeError(f"ProcessGroupMPI::{name}: {what} (world_size {pg.size}, input size {inp.numel()}, "
+    if big.numel() != small.numel() * pg.nranks:
+        raise RuntimeError(f"ProcessGroupMPI::{name}: {what} (world_size {pg.nranks}, input size {inp.numel()}, "
                            f"output size {out.numel()})")
 
 
@@ -147,8 +147,8 @@ def check_gather(out, inp, dst, gid, async_op):
     if pg.rank_ == dst:
         _same_kind("gather", out, inp)
         _contiguous(out)
-        if out.numel() != inp.numel() * pg.size:
-            raise RuntimeError(f"ProcessGroupMPI::gather: invalid tensor size (expected {pg.size} tensors of "
+        if out.numel() != inp.numel() * pg.nranks:
+            raise RuntimeError(f"ProcessGroupMPI::gather: invalid tensor size (expected {pg.nranks} tensors of "
                                f"{inp.numel()} elements, got {out.numel()} elements in all)")
 
 
@@ -157,8 +157,8 @@ def check_scatter(out, inp, src, gid, async_op):
     _root("scatter", src, pg)
     if pg.rank_ == src:
         _same_kind("scatter", out, inp)
-        if inp.numel() != out.numel() * pg.size:
-            raise RuntimeError(f"ProcessGroupMPI::scatter: invalid tensor size (expected {pg.size} tensors of "
+        if inp.numel() != out.numel() * pg.nranks:
+            raise RuntimeError(f"ProcessGroupMPI::scatter: invalid tensor size (expected {pg.nranks} tensors of "
                                f"{out.numel()} elements, got {inp.numel()} elements in all)")
 
 
@@ -262,7 +262,7 @@ def cpu_allreduce(t, op, gid, async_op):
     arr = t._data
     if op == 0 and not async_op and arr.dtype.kind in "fiuc" and arr.flags.c_contiguous:
         # the common case (a gradient, a metric): one blocking in-place MPI call
-        if pg.size > 1:
+        if pg.nranks > 1:
             pg.seq += 1
             pg.inflight = ("all_reduce", pg.seq, _monotonic())  # what the watchdog reads (group.py)
             try:
@@ -272,8 +272,8 @@ def cpu_allreduce(t, op, gid, async_op):
         pg.last_work = None
         return t
     op = RedOpType(op)
-    buf, finish = _reducing(arr, op, pg.size)
-    if pg.size == 1:
+    buf, finish = _reducing(arr, op, pg.nranks)
+    if pg.nranks == 1:
         if finish is not None:
             finish()
         return _done(pg, t)
@@ -300,7 +300,7 @@ def _through_contiguous(arr):
 
 def cpu_broadcast(t, src, gid, async_op):
     pg = GROUPS[gid]
-    if pg.size == 1:
+    if pg.nranks == 1:
         return _done(pg, t)
     buf, finish = _through_contiguous(t._data)
     spec = _moving(buf)
@@ -316,8 +316,8 @@ def cpu_reduce(t, dst, op, gid, async_op):
     pg = GROUPS[gid]
     arr = t._data
     op = RedOpType(op)
-    buf, finish = _reducing(arr, op, pg.size)
-    if pg.size == 1:
+    buf, finish = _reducing(arr, op, pg.nranks)
+    if pg.nranks == 1:
         if finish is not None:
             finish()
         return _done(pg, t)
@@ -344,7 +344,7 @@ def cpu_allgather(out, inp, gid, async_op):
     pg = GROUPS[gid]
     send = _flat_input(inp)
     recv = out._data.reshape(-1)
-    if pg.size == 1:
+    if pg.nranks == 1:
         recv[...] = send
         return _done(pg, out)
     if async_op:
@@ -359,10 +359,10 @@ def cpu_reduce_scatter(out, inp, op, gid, async_op):
     op = RedOpType(op)
     send = _flat_input(inp)
     recv_arr = out._data.reshape(-1)
-    recv, finish = _reducing(recv_arr, op, pg.size)
+    recv, finish = _reducing(recv_arr, op, pg.nranks)
     if _is_bf16(send):
         send = send.astype(np.float32)
-    if pg.size == 1:
+    if pg.nranks == 1:
         recv[...] = send
         if finish is not None:
             finish()
@@ -382,7 +382,7 @@ def cpu_gather(out, inp, dst, gid, async_op):
     send = _flat_input(inp)
     mine = pg.rank_ == dst
     recv = out._data.reshape(-1) if mine else None
-    if pg.size == 1:
+    if pg.nranks == 1:
         recv[...] = send
         return _done(pg, out)
     rspec = _moving(recv) if mine else None
@@ -397,7 +397,7 @@ def cpu_scatter(out, inp, src, gid, async_op):
     mine = pg.rank_ == src
     send = _flat_input(inp) if mine else None
     recv, finish = _through_contiguous(out._data)
-    if pg.size == 1:
+    if pg.nranks == 1:
         recv.reshape(-1)[...] = send
         if finish is not None:
             finish()

@@ -63,7 +63,7 @@ def communicator(pg):
         nccl = _nccl()
         uid = nccl.get_unique_id() if pg.rank_ == 0 else None
         uid = pg.comm.bcast(uid, root=0)
-        pg._nccl = nccl.NcclCommunicator(pg.size, uid, pg.rank_)
+        pg._nccl = nccl.NcclCommunicator(pg.nranks, uid, pg.rank_)
     return pg._nccl
 
 
@@ -130,7 +130,7 @@ def cuda_reduce_scatter(out, inp, op, gid, async_op):
     return kernels._done(pg, out)
 
 
-def _p2p_group(pg, calls):
+def _p2p_group(calls):
     nccl = _nccl()
     nccl.groupStart()
     try:
@@ -150,11 +150,11 @@ def cuda_gather(out, inp, dst, gid, async_op):
     if pg.rank_ == dst:
         flat = out._data.reshape(-1)
         calls = [lambda r=r: comm.recv(flat[r * n:(r + 1) * n].data.ptr, n, dt, r, stream)
-                 for r in range(pg.size) if r != dst]
+                 for r in range(pg.nranks) if r != dst]
         flat[dst * n:(dst + 1) * n] = src.reshape(-1)
-        _p2p_group(pg, calls)
+        _p2p_group(calls)
     else:
-        _p2p_group(pg, [lambda: comm.send(src.data.ptr, n, dt, dst, stream)])
+        _p2p_group([lambda: comm.send(src.data.ptr, n, dt, dst, stream)])
     return kernels._done(pg, out)
 
 
@@ -168,11 +168,11 @@ def cuda_scatter(out, inp, src, gid, async_op):
     if pg.rank_ == src:
         flat = inp.contiguous()._data.reshape(-1)
         calls = [lambda r=r: comm.send(flat[r * n:(r + 1) * n].data.ptr, n, dt, r, stream)
-                 for r in range(pg.size) if r != src]
+                 for r in range(pg.nranks) if r != src]
         dst.reshape(-1)[...] = flat[src * n:(src + 1) * n]
-        _p2p_group(pg, calls)
+        _p2p_group(calls)
     else:
-        _p2p_group(pg, [lambda: comm.recv(dst.data.ptr, n, dt, src, stream)])
+        _p2p_group([lambda: comm.recv(dst.data.ptr, n, dt, src, stream)])
     return kernels._done(pg, out)
 
 
