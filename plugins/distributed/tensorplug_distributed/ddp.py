@@ -4,13 +4,13 @@ At construction every rank checks that all ranks hold the same parameters (count
 rank 0's parameters and buffers are broadcast, and the parameters that require grad are split
 into buckets in reverse registration order (the order backward produces their gradients): the
 first bucket holds about 1 MiB, the others about ``bucket_cap_mb``, never mixing dtypes or devices.
-A post-accumulate-grad hook on each parameter counts it ready; when a bucket's last gradient
-arrives, its gradients are flattened into one buffer and an asynchronous ``all_reduce`` (AVG) of
-it is launched, so it runs while backward computes the remaining gradients. Buckets are launched
-in index order on every rank (MPI needs the same order of collectives everywhere). When the last
-bucket is launched, every bucket is waited for and the averaged gradients are written back to the
-parameters' ``.grad`` as views of the bucket's buffer (no copy; PyTorch does so with
-``gradient_as_bucket_view=True``), before ``backward()`` returns.
+A post-accumulate-grad hook on each parameter copies its gradient into its place in the bucket's
+buffer (allocated once); when a bucket's last gradient is in, an asynchronous ``all_reduce`` (AVG)
+of the buffer is launched, so it runs while backward computes the remaining gradients. Buckets are
+launched in index order on every rank (MPI needs the same order of collectives everywhere); the
+last, launched with the last gradient, is one blocking call. Then every bucket is waited for and
+each parameter's ``.grad`` becomes a view of its bucket's buffer (no copy back; PyTorch does so with
+``gradient_as_bucket_view=True``), before ``backward()`` returns. ``join()`` handles uneven inputs.
 """
 
 from __future__ import annotations
