@@ -428,7 +428,6 @@ def _check_public_name(pub):
                          f"take names from plugins")
     if pub in NAMESPACE_OWNER:
         raise ValueError(f"name {pub!r} is already provided by plugin {NAMESPACE_OWNER[pub]!r}")
-    _uncache(pub)
     target = sys.modules.get(f"tensorplug.{module}" if dot else "tensorplug")
     if target is not None and attr in vars(target):
         raise ValueError(f"name {pub!r} would shadow tensorplug.{pub}, which the core defines")

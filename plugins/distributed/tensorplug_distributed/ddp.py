@@ -42,7 +42,7 @@ _UNFINISHED = (
 
 
 class _Bucket:
-    __slots__ = ("index", "params", "sizes", "pending", "ready", "work", "flat", "views", "launched", "nbytes",
+    __slots__ = ("index", "params", "sizes", "ready", "work", "flat", "views", "launched", "nbytes",
                  "t_launch")
 
     def __init__(self, index, params):
@@ -59,8 +59,11 @@ class _Bucket:
             offset += n
         self.reset()
 
+    def full(self):
+        """Whether every gradient of the bucket is in its buffer."""
+        return len(self.ready) == len(self.params)
+
     def reset(self):
-        self.pending = len(self.params)
         self.ready = set()
         self.work = None
         self.launched = False
@@ -260,13 +263,12 @@ class DistributedDataParallel(_DistributedDataParallel):
                     view.zero_()
                 else:
                     view.copy_(g)
-        bucket.pending -= 1
-        if bucket.pending == 0:
+        if bucket.full():
             self._launch_ready()
 
     def _launch_ready(self):
         buckets = self._buckets
-        while self._next_launch < len(buckets) and buckets[self._next_launch].pending == 0:
+        while self._next_launch < len(buckets) and buckets[self._next_launch].full():
             self._launch(buckets[self._next_launch])
             self._next_launch += 1
         if self._next_launch == len(buckets):

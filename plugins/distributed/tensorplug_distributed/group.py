@@ -217,18 +217,11 @@ class Work:
     def _complete(self):
         """Run in the progress thread: wait for the MPI request, then the finishing step."""
         try:
-            status = None
-            req = self._request
-            if isinstance(req, list):
-                _mpi.mpi().Request.Waitall(req)
-            else:
-                status = _mpi.mpi().Status()
-                req.Wait(status)
+            status = _mpi.mpi().Status()
+            self._request.Wait(status)
             if self._finish is not None:
-                source = self._finish()
-                if source is not None:
-                    self._source = source
-            elif status is not None and self._name == "recv":
+                self._finish()
+            if self._name == "recv":
                 self._source = self._pg.global_of(status.Get_source())
         except BaseException as e:  # the waiter re-raises it
             self._error = e
@@ -416,8 +409,7 @@ class ProcessGroup:
             self._queue.put(None)
             self._thread.join()
         GROUPS.pop(self.id, None)
-        if self._nccl is not None:
-            self._nccl = None
+        self._nccl = None
         comm, self.comm = self.comm, None
         if comm is not None:
             comm.Free()

@@ -201,7 +201,7 @@ def _moving(arr):
     kind = arr.dtype.kind
     if kind == "b":
         return [arr, _mpi.mpi().C_BOOL]
-    if kind == "V" or (kind not in "iufc") or _is_bf16(arr):
+    if kind not in "iufc":  # bfloat16 (kind "V") and other dtypes MPI has no type for: their bytes
         return [arr.view(np.uint8), _mpi.mpi().BYTE]
     return arr
 
