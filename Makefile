@@ -9,6 +9,8 @@ PLUGINS := plugins/cpu plugins/profiler plugins/vmap plugins/autocast plugins/qu
 # multi-process tests run under the venv's own mpiexec
 INSTALL := $(patsubst plugins/distributed,"plugins/distributed[mpi]",$(PLUGINS))
 STAMP  := $(VENV)/.installed-stamp
+# pytest workers (pytest-xdist): one per core, at most 4; `make test JOBS=0` runs in one process
+JOBS   ?= $(shell $(PYTHON) -c "import os; print(min(4, len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1))")
 PIP    := $(BIN)/python -m pip
 
 .PHONY: demo test bench venv clean openreg
@@ -32,8 +34,8 @@ demo: $(STAMP)
 # The second run is tensorplug-cuda's tests and conformance in its simulated mode (two simulated
 # devices on numpy: a test aid, not a GPU); in the first they check the behaviour without a GPU.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider
-	TENSORPLUG_CUDA_SIMULATE=2 $(BIN)/python -m pytest -q -p no:cacheprovider plugins/cuda
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(JOBS)
+	TENSORPLUG_CUDA_SIMULATE=2 $(BIN)/python -m pytest -q -p no:cacheprovider -n $(JOBS) plugins/cuda
 
 # One BLAS thread for numpy (and so tensorplug-cpu) and for PyTorch: on a small shared machine
 # OpenBLAS's spinning worker threads make small matmuls erratic.

@@ -105,3 +105,19 @@ def test_attention_with_dropout_is_a_random_sample():
     flags = [T._dropout_sample(mha, s) for s in samples]
     assert any(flags) and not all(flags)
     assert all(s.args[9] > 0 and s.kwargs.get("training", True) for s, f in zip(samples, flags) if f)
+
+
+def test_a_float32_result_as_accurate_as_pytorchs_passes_and_a_worse_one_fails():
+    # a cancelling float32 sum: two summation orders can each be 1e-4 off the float64 value, in
+    # opposite directions, and so differ from each other by more than assert_close allows
+    import torch
+    exact = torch.tensor([1e-3, 2.0], dtype=torch.float64)
+    theirs = (exact + torch.tensor([1e-4, 0.0], dtype=torch.float64)).float()
+    reference = lambda: [exact]  # noqa: E731
+    as_good = tp.from_numpy((exact - torch.tensor([1e-4, 0.0], dtype=torch.float64)).float().numpy())
+    worse = tp.from_numpy((exact + torch.tensor([5e-4, 0.0], dtype=torch.float64)).float().numpy())
+    assert "not close" in T._compare(theirs, as_good, False)          # without the float64 reference
+    assert T._compare(theirs, as_good, False, reference) is None
+    assert "not close" in T._compare(theirs, worse, False, reference)
+    nan = tp.from_numpy(torch.tensor([float("nan"), 2.0]).numpy())
+    assert "not close" in T._compare(theirs, nan, False, reference)

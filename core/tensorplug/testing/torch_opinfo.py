@@ -417,8 +417,13 @@ def _clone_args(args):
     return tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
 
 
-def _compare(expected, actual, random):
-    """The first difference between PyTorch's result and tensorplug's, or None."""
+def _compare(expected, actual, random, reference=None):
+    """The first difference between PyTorch's result and tensorplug's, or None.
+
+    ``reference``, for a low-precision sample, returns PyTorch's result on the same inputs in
+    float64 (or None): a tensor that is not close to PyTorch's still passes when it is as accurate
+    (see :func:`_as_accurate`), as two summation orders of the same float32 products can differ by
+    more than ``assert_close``'s tolerance where the sum cancels."""
     torch = _torch()
     exp, act = leaves(expected), leaves(actual)
     if len(exp) != len(act):
@@ -437,7 +442,8 @@ def _compare(expected, actual, random):
             try:
                 torch.testing.assert_close(to_torch(a), e.detach(), equal_nan=True, check_device=False)
             except AssertionError as err:
-                return where + " ".join(str(err).split("\n")[:3])
+                if not (reference is not None and _as_accurate(to_torch(a), e.detach(), reference, i)):
+                    return where + " ".join(str(err).split("\n")[:3])
         elif isinstance(e, (bool, int, float)) and not isinstance(e, torch.Tensor):
             av = a.item() if isinstance(a, tp.Tensor) and a.numel() == 1 else a
             if isinstance(e, float) and isinstance(av, float):
@@ -448,9 +454,54 @@ def _compare(expected, actual, random):
     return None
 
 
-def _safe_compare(expected, actual, random):
+def _as_accurate(actual, expected, reference, i):
+    """Whether ``actual`` is as close to the float64 result as PyTorch's own ``expected`` is: its largest
+    error no more than twice PyTorch's, plus ``assert_close``'s tolerance for the dtype."""
+    torch = _torch()
+    ref = reference()
+    if ref is None or i >= len(ref) or not isinstance(ref[i], torch.Tensor) or ref[i].shape != expected.shape:
+        return False
+    if not expected.is_floating_point() or torch.isnan(expected).ne(torch.isnan(actual)).any():
+        return False
+    r = ref[i].detach().double()
+    finite = torch.isfinite(r)
+    if not torch.equal(expected.double()[~finite], actual.double()[~finite]):
+        return False
+    rtol, atol = {torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5)}.get(expected.dtype, (1.3e-6, 1e-5))
+    err_theirs = (expected.double() - r)[finite].abs()
+    err_ours = (actual.double() - r)[finite].abs()
+    if err_ours.numel() == 0:
+        return True
+    return bool(err_ours.max() <= 2 * err_theirs.max() + atol + rtol * r[finite].abs().max())
+
+
+def _float64_reference(op, args, kwargs):
+    """A thunk for PyTorch's result with every floating tensor of the sample in float64 (None if it fails)."""
+    torch = _torch()
+    memo = []
+
+    def up(x):
+        if isinstance(x, torch.Tensor) and x.is_floating_point():
+            return x.detach().double()
+        if isinstance(x, (list, tuple)):
+            return type(x)(up(v) for v in x)
+        return x
+
+    def reference():
+        if not memo:
+            try:
+                torch.manual_seed(0)
+                with torch.no_grad():
+                    memo.append(leaves(op(*up(args), **{k: up(v) for k, v in kwargs.items()})))
+            except Exception:
+                memo.append(None)
+        return memo[0]
+    return reference
+
+
+def _safe_compare(expected, actual, random, reference=None):
     try:
-        return _compare(expected, actual, random)
+        return _compare(expected, actual, random, reference)
     except Exception as e:  # a result that cannot even be compared is a failure too
         return f"comparing the results raised {_err_text(e)}"
 
@@ -496,7 +547,8 @@ def _forward(op, res, kind, fn, dtypes, inplace_name):
                 except Exception as e:
                     res.fail("forward", f"{dt}: {_err_text(e)}")
                     continue
-            diff = _safe_compare(expected, actual, random)
+            low = dt in (torch.float32, torch.float16, torch.bfloat16) and not random
+            diff = _safe_compare(expected, actual, random, _float64_reference(op, args, kwargs) if low else None)
             if diff:
                 res.fail("forward", f"{dt}: {diff}")
             if inplace_name is not None and not sample.broadcasts_input:
@@ -504,7 +556,6 @@ def _forward(op, res, kind, fn, dtypes, inplace_name):
 
 
 def _inplace(op, res, sample, dt, name, random):
-    torch = _torch()
     args, kwargs = _sample_args(sample)
     try:
         self = args[0].clone()

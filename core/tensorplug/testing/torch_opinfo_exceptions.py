@@ -25,7 +25,6 @@ EXCEPTIONS.update({
     "kthvalue/forward": "indices of equal elements in int64 inputs: PyTorch picks another of the tied positions; the values agree",
     "linalg.eigh/forward": "eigenvectors are unique up to sign (and within repeated eigenvalues): LAPACK's choice here differs from PyTorch's; the eigenvalues agree",
     "linalg.pinv.hermitian/grad": "pinv(hermitian=True) differentiates through eigh: its gradient matches PyTorch's only in symmetric directions (tested there)",
-    "matrix_exp/forward": "float32 values outside float32 tolerance on one of PyTorch's samples (24 of 125 elements); not diagnosed yet" + _ISSUE,
     "nn.functional.interpolate.bicubic/forward": _INT_INTERP,
     "nn.functional.interpolate.bilinear/forward": _INT_INTERP,
     "nn.functional.upsample_bilinear/forward": _INT_INTERP,
