@@ -64,9 +64,11 @@ def cases(quick):
     a = rng.standard_normal(1000).astype(np.float32)
     x = tp.from_numpy(a)
     ta = torch.from_numpy(a) if torch else None
-    add_case("x.relu()  float32[1000]", lambda: np.maximum(a, 0), lambda: x.relu(),
-             (lambda: ta.relu()) if torch else None)
-    add_case("x.sum()  float32[1000]", lambda: a.sum(), lambda: x.sum(), (lambda: ta.sum()) if torch else None)
+    # (default arguments bind this case's arrays: a, x and ta are reassigned below)
+    add_case("x.relu()  float32[1000]", lambda a=a: np.maximum(a, 0), lambda x=x: x.relu(),
+             (lambda ta=ta: ta.relu()) if torch else None)
+    add_case("x.sum()  float32[1000]", lambda a=a: a.sum(), lambda x=x: x.sum(),
+             (lambda ta=ta: ta.sum()) if torch else None)
     # printing summarises a large tensor (its edges only), so repr costs the same at any size
     for n in (1_000_000,) + (() if quick else (50_000_000,)):
         a = rng.standard_normal(n).astype(np.float32)
@@ -79,13 +81,13 @@ def cases(quick):
     a = rng.standard_normal(4).astype(np.float32)
     x = tp.from_numpy(a.copy())
     tx = torch.from_numpy(a.copy()) if torch else None
-    add_case("x.add_(1)  float32[4]", lambda: np.add(a, 1, out=a), lambda: x.add_(1),
-             (lambda: tx.add_(1)) if torch else None)
+    add_case("x.add_(1)  float32[4]", lambda a=a: np.add(a, 1, out=a), lambda x=x: x.add_(1),
+             (lambda tx=tx: tx.add_(1)) if torch else None)
     v = tp.from_numpy(a.copy()).view(2, 2)
     tv = torch.from_numpy(a.copy()).view(2, 2) if torch else None
     av = a.reshape(2, 2)
-    add_case("view.add_(1)  float32[2,2]", lambda: np.add(av, 1, out=av), lambda: v.add_(1),
-             (lambda: tv.add_(1)) if torch else None)
+    add_case("view.add_(1)  float32[2,2]", lambda av=av: np.add(av, 1, out=av), lambda v=v: v.add_(1),
+             (lambda tv=tv: tv.add_(1)) if torch else None)
     for n in (64, 256) + (() if quick else (1024,)):
         m1 = rng.standard_normal((n, n)).astype(np.float32)
         m2 = rng.standard_normal((n, n)).astype(np.float32)
