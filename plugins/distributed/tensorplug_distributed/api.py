@@ -23,7 +23,9 @@ __all__ = ["is_available", "is_initialized", "is_mpi_available", "is_nccl_availa
            "get_world_size", "get_backend", "get_process_group_ranks", "get_global_rank", "get_group_rank",
            "barrier", "broadcast", "all_reduce", "reduce", "all_gather", "all_gather_into_tensor",
            "reduce_scatter_tensor", "gather", "scatter", "send", "recv", "isend", "irecv",
-           "all_gather_object", "broadcast_object_list", "gather_object", "scatter_object_list"]
+           "all_gather_object", "broadcast_object_list", "gather_object", "scatter_object_list",
+           "all_to_all_single", "all_to_all", "reduce_scatter", "send_object_list", "recv_object_list", "P2POp",
+           "batch_isend_irecv", "is_backend_available", "get_default_backend_for_device", "get_node_local_rank"]
 
 _OPS = {}
 _ALLREDUCE = [None]
@@ -75,6 +77,34 @@ def is_nccl_available():
 def is_gloo_available():
     """False: tensorplug has no gloo; ``init_process_group("gloo")`` is served by MPI."""
     return False
+
+
+def is_backend_available(backend):
+    """Whether ``backend`` ("mpi", "nccl", "gloo") can be used here."""
+    name = str(backend).lower()
+    check = {"mpi": is_mpi_available, "nccl": is_nccl_available, "gloo": is_gloo_available}.get(name)
+    return bool(check and check())
+
+
+def get_default_backend_for_device(device):
+    """The backend a group uses for tensors of ``device`` ("cpu": "mpi", "cuda": "nccl")."""
+    kind = device.type if isinstance(device, tensorplug.device) else str(device).split(":")[0]
+    table = {"cpu": "mpi", "cuda": "nccl"}
+    if kind not in table:
+        raise ValueError(f"Default backend not registered for device : {device}")
+    return table[kind]
+
+
+def get_node_local_rank(fallback_rank=None):
+    """This process's rank on its node: ``LOCAL_RANK`` (set by ``tensorplug run`` and torchrun), else
+    ``fallback_rank``."""
+    if "LOCAL_RANK" in os.environ:
+        return int(os.environ["LOCAL_RANK"])
+    if fallback_rank is not None:
+        return int(fallback_rank)
+    raise RuntimeError("LOCAL_RANK is not in the environment. Consider passing fallback_rank to allow "
+                       "`get_node_local_rank` to work, assuming you are not running in a multi-device context "
+                       "and want the code to run locally instead.")
 
 
 def is_initialized():
@@ -350,6 +380,63 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     return _result(pg, async_op, "reduce_scatter_tensor", (output,))
 
 
+def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None, group=None,
+                      async_op=False):
+    """Split ``input`` along dim 0 (equally, or by ``input_split_sizes``) and send piece r to rank r;
+    the pieces received, in rank order, fill ``output`` (split equally or by ``output_split_sizes``)."""
+    _tensor(output, "output")
+    _tensor(input, "input")
+    pg = _member(group, "all_to_all_single")
+    if pg is None:
+        return None
+    _op("alltoall_base_")(output, input, [int(n) for n in output_split_sizes or ()],
+                          [int(n) for n in input_split_sizes or ()], pg.id, bool(async_op))
+    return _result(pg, async_op, "all_to_all_single", (output,))
+
+
+def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
+    """Send ``input_tensor_list[r]`` to rank r; ``output_tensor_list[r]`` receives rank r's piece
+    (tensors of any shapes; one dtype)."""
+    pg = _member(group, "all_to_all")
+    if pg is None:
+        return None
+    for what, tensors in (("input", input_tensor_list), ("output", output_tensor_list)):
+        if not isinstance(tensors, (list, tuple)):
+            raise TypeError(f"Invalid function argument: {what}_tensor_list should be a list of tensors")
+        if len(tensors) != pg.nranks:
+            raise RuntimeError(f"Number of {what} tensors are not equal to group size")
+        for t in tensors:
+            _tensor(t, f"{what}_tensor_list")
+    like = input_tensor_list[0]
+    for t in list(input_tensor_list) + list(output_tensor_list):
+        if t.dtype != like.dtype or t.device != like.device:
+            raise RuntimeError("Tensors are not equal in data type")
+    flat_in = tensorplug.cat([t.detach().reshape(-1) for t in input_tensor_list])
+    out_sizes = [t.numel() for t in output_tensor_list]
+    flat_out = tensorplug.empty(sum(out_sizes), dtype=like.dtype, device=like.device)
+    _op("alltoall_base_")(flat_out, flat_in, out_sizes, [t.numel() for t in input_tensor_list], pg.id,
+                          bool(async_op))
+
+    def then():
+        with tensorplug.no_grad():
+            offset = 0
+            for t, n in zip(output_tensor_list, out_sizes):
+                t.copy_(flat_out[offset:offset + n].view(t.shape))
+                offset += n
+    return _then(pg, async_op, then, output_tensor_list)
+
+
+def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
+    """Reduce ``input_list[r]`` over the ranks into ``output`` on rank r (each entry ``output``'s shape)."""
+    _tensor(output, "output")
+    pg = _member(group, "reduce_scatter")
+    if pg is None:
+        return None
+    _check_list("reduce_scatter", input_list, output, pg.nranks)
+    flat = tensorplug.stack([t.detach().reshape(-1) for t in input_list])
+    return reduce_scatter_tensor(output, flat.view((pg.nranks,) + tuple(output.shape)), op, group, async_op)
+
+
 def _check_list(name, tensors, like, size):
     if not isinstance(tensors, (list, tuple)):
         raise TypeError(f"Invalid function argument: {name} should be a list of tensors")
@@ -474,6 +561,34 @@ def recv(tensor, src=None, group=None, tag=0, group_src=None):
     return work._source
 
 
+class P2POp:
+    """One point-to-point operation for :func:`batch_isend_irecv`: ``op`` is ``isend`` or ``irecv``."""
+
+    def __init__(self, op, tensor, peer=None, group=None, tag=0, group_peer=None):
+        if op not in (isend, irecv):
+            raise ValueError("Invalid ``op``. Expected ``op`` to be of type ``tensorplug.distributed.isend`` or "
+                             "``tensorplug.distributed.irecv``.")
+        _tensor(tensor)
+        self.op, self.tensor, self.peer, self.group, self.tag, self.group_peer = op, tensor, peer, group, tag, group_peer
+
+    def __repr__(self):
+        return f"P2POp(op={self.op.__name__}, peer={self.peer}, tag={self.tag}, shape={list(self.tensor.shape)})"
+
+
+def batch_isend_irecv(p2p_op_list):
+    """Start every operation of ``p2p_op_list`` (P2POp objects), in order; the list of their works."""
+    if not isinstance(p2p_op_list, (list, tuple)) or not all(isinstance(p, P2POp) for p in p2p_op_list):
+        raise ValueError("Invalid ``p2p_op_list``. Each op is expected to to be of type "
+                         "``tensorplug.distributed.P2POp``.")
+    works = []
+    for p in p2p_op_list:
+        if p.op is isend:
+            works.append(isend(p.tensor, p.peer, p.group, p.tag, group_dst=p.group_peer))
+        else:
+            works.append(irecv(p.tensor, p.peer, p.group, p.tag, group_src=p.group_peer))
+    return works
+
+
 def barrier(group=None, async_op=False, device_ids=None):
     """Wait until every rank of the group reached the barrier."""
     pg = _member(group, "barrier")
@@ -545,3 +660,36 @@ def scatter_object_list(scatter_object_output_list, scatter_object_input_list=No
         raise ValueError("Expected argument scatter_object_output_list to be a list of size at least 1.")
     items = list(scatter_object_input_list) if pg.rank_ == root else None
     scatter_object_output_list[0] = _object_call(pg, "scatter_object_list", pg.comm.scatter, items, root)
+
+
+_OBJECT_TAG = 32767  # MPI's smallest allowed tag bound: object messages never match a tensor's (tag 0 by default)
+
+
+def send_object_list(object_list, dst=None, group=None, device=None, group_dst=None):
+    """Send the picklable ``object_list`` entries to rank ``dst`` (which calls :func:`recv_object_list`)."""
+    pg = _member(group, "send_object_list")
+    if pg is None:
+        return None
+    peer = _peer(pg, dst, group_dst, "dst")
+    if peer == pg.rank_:
+        raise ValueError("Invalid destination rank: destination rank should not be the same as the rank of the "
+                         "current process.")
+    pg.blocking("send_object_list", pg.comm.send, list(object_list), peer, _OBJECT_TAG)
+
+
+def recv_object_list(object_list, src=None, group=None, device=None, group_src=None):
+    """Receive a :func:`send_object_list` message from rank ``src`` (None: any rank) into ``object_list``,
+    in place; returns the sender's global rank (-1 outside the group)."""
+    pg = _member(group, "recv_object_list")
+    if pg is None:
+        return -1
+    MPI = _mpi.mpi()
+    source = MPI.ANY_SOURCE if src is None and group_src is None else _peer(pg, src, group_src, "src")
+    status = MPI.Status()
+    got = _object_call(pg, "recv_object_list", pg.comm.recv, None, source, _OBJECT_TAG, status)
+    sender = pg.global_of(status.Get_source())
+    if len(got) != len(object_list):
+        raise ValueError(f"recv_object_list: rank {sender} sent {len(got)} objects; this rank's object_list has "
+                         f"{len(object_list)}")
+    object_list[:] = got
+    return sender

@@ -31,11 +31,14 @@ SCHEMAS = {
     "scatter_": "scatter_(Tensor(a!) output, Tensor input, int src, int group, bool async_op) -> Tensor(a!)",
     "send": "send(Tensor tensor, int dst, int tag, int group, bool async_op) -> Tensor",
     "recv_": "recv_(Tensor(a!) tensor, int src, int tag, int group, bool async_op) -> Tensor(a!)",
+    "alltoall_base_": "alltoall_base_(Tensor(a!) output, Tensor input, int[] output_split_sizes, "
+                      "int[] input_split_sizes, int group, bool async_op) -> Tensor(a!)",
 }
 
 NAMES = {"allreduce_": "all_reduce", "broadcast_": "broadcast", "reduce_": "reduce",
          "allgather_into_tensor_": "all_gather_into_tensor", "reduce_scatter_tensor_": "reduce_scatter_tensor",
-         "gather_": "gather", "scatter_": "scatter", "send": "send", "recv_": "recv"}
+         "gather_": "gather", "scatter_": "scatter", "send": "send", "recv_": "recv",
+         "alltoall_base_": "all_to_all_single"}
 
 
 # -- checks shared by every backend --------------------------------------------------------------------------
@@ -76,7 +79,7 @@ def _root(name, root, pg, what="root rank"):
 
 _OP_TYPES = {"all_reduce": "ALLREDUCE", "broadcast": "BROADCAST", "reduce": "REDUCE",
              "all_gather_into_tensor": "_ALLGATHER_BASE", "reduce_scatter_tensor": "_REDUCE_SCATTER_BASE",
-             "gather": "GATHER", "scatter": "SCATTER"}
+             "gather": "GATHER", "scatter": "SCATTER", "all_to_all_single": "ALLTOALL_BASE"}
 
 
 def _fingerprint(name, pg, *tensors):
@@ -179,9 +182,50 @@ def check_recv(t, src, tag, gid, async_op):
                              "current process.")
 
 
+def _split_sizes(splits, t, size):
+    if t.dim() == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    if not splits:
+        if t.shape[0] % size:
+            raise RuntimeError("Tensor's dim 0 does not divide equally across group size")
+        return
+    if len(splits) != size:
+        raise RuntimeError("Number of tensor splits not equal to group size")
+    if any(s < 0 for s in splits) or sum(splits) != t.shape[0]:
+        raise RuntimeError("Split sizes doesn't match total dim 0 size")
+
+
+def _row(t):
+    """Elements per index of dim 0."""
+    n = 1
+    for d in t.shape[1:]:
+        n *= d
+    return n
+
+
+def check_alltoall(out, inp, out_splits, in_splits, gid, async_op):
+    pg = GROUPS[gid]
+    _same_kind("alltoall_base", out, inp)
+    _contiguous(out)
+    if not out_splits and not in_splits:
+        if out.numel() != inp.numel():
+            raise RuntimeError("Tensors are not equal in size or data type")
+        _split_sizes((), out, pg.nranks)
+        _split_sizes((), inp, pg.nranks)
+    else:
+        _split_sizes(out_splits, out, pg.nranks)
+        _split_sizes(in_splits, inp, pg.nranks)
+        if out.shape[1:] != inp.shape[1:]:
+            raise RuntimeError(f"ProcessGroupMPI::alltoall_base: the output's rows {list(out.shape[1:])} and the "
+                               f"input's rows {list(inp.shape[1:])} differ in shape")
+    if pg.detail:
+        _fingerprint("all_to_all_single", pg, out[:0])  # the row shape: dim 0 may differ between ranks
+
+
 CHECKS = {"allreduce_": check_allreduce, "broadcast_": check_broadcast, "reduce_": check_reduce,
           "allgather_into_tensor_": check_allgather, "reduce_scatter_tensor_": check_reduce_scatter,
-          "gather_": check_gather, "scatter_": check_scatter, "send": check_send, "recv_": check_recv}
+          "gather_": check_gather, "scatter_": check_scatter, "send": check_send, "recv_": check_recv,
+          "alltoall_base_": check_alltoall}
 
 
 # -- MPI on host buffers -------------------------------------------------------------------------------------
@@ -441,6 +485,38 @@ def cpu_recv(t, src, tag, gid, async_op):
     return t
 
 
+def _bytes(arr):
+    return arr.reshape(-1).view(np.uint8)
+
+
+def alltoall_counts(out, inp, out_splits, in_splits, nranks):
+    """(send counts, send displacements, receive counts, receive displacements) in bytes."""
+    def layout(t, splits):
+        unit = _row(t) * t.element_size()
+        splits = list(splits) or [t.shape[0] // nranks] * nranks
+        counts = [s * unit for s in splits]
+        displs = [sum(counts[:i]) for i in range(nranks)]
+        return counts, displs
+    return layout(inp, in_splits) + layout(out, out_splits)
+
+
+def cpu_alltoall(out, inp, out_splits, in_splits, gid, async_op):
+    pg = GROUPS[gid]
+    send = _bytes(_flat_input(inp))
+    recv = _bytes(out._data)
+    if pg.nranks == 1:
+        recv[...] = send
+        return _done(pg, out)
+    BYTE = _mpi.mpi().BYTE
+    scounts, sdispls, rcounts, rdispls = alltoall_counts(out, inp, out_splits, in_splits, pg.nranks)
+    sspec, rspec = [send, scounts, sdispls, BYTE], [recv, rcounts, rdispls, BYTE]
+    if async_op:
+        return _done(pg, out, pg.started("all_to_all_single", pg.comm.Ialltoallv(sspec, rspec), None, (out,)))
+    pg.blocking("all_to_all_single", pg.comm.Alltoallv, sspec, rspec)
+    return _done(pg, out)
+
+
 CPU_KERNELS = {"allreduce_": cpu_allreduce, "broadcast_": cpu_broadcast, "reduce_": cpu_reduce,
                "allgather_into_tensor_": cpu_allgather, "reduce_scatter_tensor_": cpu_reduce_scatter,
-               "gather_": cpu_gather, "scatter_": cpu_scatter, "send": cpu_send, "recv_": cpu_recv}
+               "gather_": cpu_gather, "scatter_": cpu_scatter, "send": cpu_send, "recv_": cpu_recv,
+               "alltoall_base_": cpu_alltoall}

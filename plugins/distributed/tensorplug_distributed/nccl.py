@@ -201,6 +201,26 @@ def cuda_recv(t, src, tag, gid, async_op):
     return t
 
 
+def cuda_alltoall(out, inp, out_splits, in_splits, gid, async_op):
+    if _simulated(out):
+        return kernels.cpu_alltoall(out, inp, out_splits, in_splits, gid, async_op)
+    pg = GROUPS[gid]
+    nccl, comm = _nccl(), communicator(pg)
+    send = inp.contiguous()._data.reshape(-1).view("uint8")
+    recv = out._data.reshape(-1).view("uint8")
+    scounts, sdispls, rcounts, rdispls = kernels.alltoall_counts(out, inp, out_splits, in_splits, pg.nranks)
+    stream, u8 = _stream(out), nccl.NCCL_UINT8
+    calls = []
+    for r in range(pg.nranks):
+        if scounts[r]:
+            calls.append(lambda r=r: comm.send(send[sdispls[r]:].data.ptr, scounts[r], u8, r, stream))
+        if rcounts[r]:
+            calls.append(lambda r=r: comm.recv(recv[rdispls[r]:].data.ptr, rcounts[r], u8, r, stream))
+    _p2p_group(calls)
+    return kernels._done(pg, out)
+
+
 KERNELS = {"allreduce_": cuda_allreduce, "broadcast_": cuda_broadcast, "reduce_": cuda_reduce,
            "allgather_into_tensor_": cuda_allgather, "reduce_scatter_tensor_": cuda_reduce_scatter,
-           "gather_": cuda_gather, "scatter_": cuda_scatter, "send": cuda_send, "recv_": cuda_recv}
+           "gather_": cuda_gather, "scatter_": cuda_scatter, "send": cuda_send, "recv_": cuda_recv,
+           "alltoall_base_": cuda_alltoall}

@@ -31,10 +31,26 @@ def mpiexec(n, script, *args, timeout=120):
 
 @needs_mpi
 @pytest.mark.parametrize("n", [1, 2, 3])
-def test_collectives_match_numpy(n):
-    rc, out, _ = mpiexec(n, "collectives.py")
+@pytest.mark.parametrize("script", ["collectives", "alltoall"])  # alltoall: also P2P batches, object messages
+def test_collectives_match_numpy(script, n):
+    rc, out, _ = mpiexec(n, f"{script}.py")
     assert rc == 0, out
-    assert "collectives ok:" in out and f"on {n} ranks" in out
+    assert f"{script} ok:" in out and f"on {n} ranks" in out
+
+
+def test_backend_queries_as_pytorchs(monkeypatch):
+    assert dist.is_backend_available("mpi") == dist.is_mpi_available()
+    assert dist.is_backend_available("gloo") is False and dist.is_backend_available("nope") is False
+    assert dist.get_default_backend_for_device("cpu") == "mpi"
+    assert dist.get_default_backend_for_device(tp.device("cuda", 0)) == "nccl"
+    with pytest.raises(ValueError, match="Default backend not registered for device : meta"):
+        dist.get_default_backend_for_device("meta")
+    monkeypatch.setenv("LOCAL_RANK", "3")
+    assert dist.get_node_local_rank() == 3
+    monkeypatch.delenv("LOCAL_RANK")
+    assert dist.get_node_local_rank(fallback_rank=1) == 1
+    with pytest.raises(RuntimeError, match="LOCAL_RANK is not in the environment"):
+        dist.get_node_local_rank()
 
 
 @needs_mpi

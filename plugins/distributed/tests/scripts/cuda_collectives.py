@@ -25,6 +25,12 @@ assert np.array_equal(y.cpu().numpy(), np.full(3, size - 1, np.float32))
 out = tp.empty(size * 2, device=dev)
 dist.all_gather_into_tensor(out, tp.full((2,), float(rank), device=dev))
 assert np.array_equal(out.cpu().numpy(), np.repeat(np.arange(size, dtype=np.float32), 2))
+calls.clear()
+a2a = tp.empty(size * 2, device=dev)
+dist.all_to_all_single(a2a, tp.arange(size * 2, device=dev, dtype=tp.float32) + 10 * rank)
+assert calls == ["cuda"], calls
+assert np.array_equal(a2a.cpu().numpy(), np.array([10 * j + 2 * rank + i for j in range(size) for i in range(2)],
+                                                   np.float32)), a2a
 with tp.profiler.profile() as prof:
     dist.all_reduce(tp.ones(2, device=dev))
 assert "c10d::allreduce_" in {e.key for e in prof.key_averages()}
