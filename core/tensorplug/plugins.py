@@ -63,7 +63,8 @@ NAME_PROVIDERS: dict = {"vmap": "vmap", "profiler": "profiler", "openreg": "open
                             "reduce_scatter_tensor", "gather", "scatter", "send", "recv", "isend", "irecv",
                             "all_gather_object", "broadcast_object_list", "get_backend", "run",
                             "all_to_all_single", "all_to_all", "reduce_scatter", "batch_isend_irecv", "P2POp",
-                            "send_object_list", "recv_object_list",
+                            "send_object_list", "recv_object_list", "monitored_barrier", "new_subgroups",
+                            "new_subgroups_by_enumeration",
                             "DistributedDataParallel")},
                         **{n: "autocast" for n in (
                             "autocast", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",

@@ -8,6 +8,7 @@ global ranks, as in PyTorch; ``group_src`` / ``group_dst`` are ranks within ``gr
 from __future__ import annotations
 
 import os
+import time
 import warnings
 
 import tensorplug
@@ -16,7 +17,8 @@ from tensorplug import plugin_api
 from . import _mpi
 from .group import (GROUPS, NO_GROUP, Backend, GroupMember, ProcessGroup, ReduceOp, RedOpType, Work,
                     default_group,
-                    red_op, resolve, _env_int, _install_excepthook, _start_watchdog, default_pg_timeout)
+                    DistBackendError, red_op, resolve, _env_int, _install_excepthook, _seconds, _start_watchdog,
+                    default_pg_timeout)
 
 __all__ = ["is_available", "is_initialized", "is_mpi_available", "is_nccl_available", "is_gloo_available",
            "is_torchelastic_launched", "init_process_group", "destroy_process_group", "new_group", "get_rank",
@@ -25,7 +27,8 @@ __all__ = ["is_available", "is_initialized", "is_mpi_available", "is_nccl_availa
            "reduce_scatter_tensor", "gather", "scatter", "send", "recv", "isend", "irecv",
            "all_gather_object", "broadcast_object_list", "gather_object", "scatter_object_list",
            "all_to_all_single", "all_to_all", "reduce_scatter", "send_object_list", "recv_object_list", "P2POp",
-           "batch_isend_irecv", "is_backend_available", "get_default_backend_for_device", "get_node_local_rank"]
+           "batch_isend_irecv", "is_backend_available", "get_default_backend_for_device", "get_node_local_rank",
+           "monitored_barrier", "new_subgroups", "new_subgroups_by_enumeration"]
 
 _OPS = {}
 _ALLREDUCE = [None]
@@ -192,6 +195,47 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
         return GroupMember.NON_GROUP_MEMBER
     return ProcessGroup(comm, members, str(Backend(backend)) if backend else world.backend,
                         timeout if timeout is not None else world.timeout_s, world.global_rank)
+
+
+def new_subgroups_by_enumeration(ranks_per_subgroup_list, timeout=None, backend=None, pg_options=None,
+                                 group_desc=None):
+    """One group per list of ranks (collective over the default group; the lists must not overlap):
+    (the group holding this rank or None, every group made)."""
+    if not ranks_per_subgroup_list:
+        raise ValueError("The arg 'ranks_per_subgroup_list' cannot be empty")
+    seen, subgroups, mine = {}, [], None
+    for ranks in ranks_per_subgroup_list:
+        for r in ranks:
+            if r in seen:
+                raise ValueError(f"Rank {r} has appeared in both subgroup {seen[r]} and {list(ranks)}")
+            seen[r] = list(ranks)
+    me = get_rank()
+    for ranks in ranks_per_subgroup_list:
+        g = new_group(ranks, timeout=timeout, backend=backend)
+        subgroups.append(g)
+        if me in ranks:
+            mine = g
+    return mine, subgroups
+
+
+def new_subgroups(group_size=None, group=None, timeout=None, backend=None, pg_options=None, group_desc=None):
+    """Split ``group``'s ranks (default: all) into consecutive groups of ``group_size`` (default: the
+    number of cuda devices): (the subgroup holding this rank, every subgroup)."""
+    if group_size is None:
+        if not (hasattr(tensorplug, "cuda") and tensorplug.cuda.is_available()):
+            raise ValueError("Default group size only takes effect when CUDA is available.If your subgroup using "
+                             "a backend that does not depend on CUDA,please pass in 'group_size' correctly.")
+        group_size = tensorplug.cuda.device_count()
+    if group_size <= 0:
+        raise ValueError(f"The arg 'group_size' ({group_size}) must be positive")
+    world_size = get_world_size(group)
+    if world_size < group_size:
+        raise ValueError(f"The arg 'group_size' ({group_size}) must not exceed the world size ({world_size})")
+    if world_size % group_size != 0:
+        raise ValueError(f"The world size ({world_size}) must be divisible by '{group_size=}'")
+    ranks = get_process_group_ranks(group) if group is not None else list(range(world_size))
+    return new_subgroups_by_enumeration([ranks[i:i + group_size] for i in range(0, len(ranks), group_size)],
+                                        timeout=timeout, backend=backend)
 
 
 def get_rank(group=None):
@@ -599,6 +643,57 @@ def barrier(group=None, async_op=False, device_ids=None):
     if async_op:
         return pg.started("barrier", pg.comm.Ibarrier())
     pg.blocking("barrier", pg.comm.Barrier)
+    return None
+
+
+_BARRIER_TAG = 32766  # below the object messages' tag; tensors use 0 unless told
+
+
+def _poll(requests, deadline):
+    """Wait for MPI ``requests`` (dict key -> request) until ``deadline``; the keys still pending, sorted."""
+    pending = dict(requests)
+    while pending:
+        for k in [k for k, req in pending.items() if req.Test()]:
+            del pending[k]
+        if not pending or time.monotonic() > deadline:
+            break
+        time.sleep(0.0005)
+    for req in pending.values():
+        req.Cancel()
+        req.Wait()
+    return sorted(pending)
+
+
+def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
+    """A barrier that names the ranks that did not reach it: group rank 0 waits up to ``timeout``
+    (default: the group's) for every other rank, then lets them go; past it, rank 0 raises
+    :class:`DistBackendError` naming the first late rank (every late rank with ``wait_all_ranks``),
+    and a rank that rank 0 did not release in time raises too."""
+    pg = _member(group, "monitored_barrier")
+    if pg is None or pg.nranks == 1:
+        return None
+    if isinstance(timeout, (int, float)) and not isinstance(timeout, bool):
+        warnings.warn(f"Please specify timeout arg as a timedelta. Converting current value of {timeout} assuming "
+                      f"it represents seconds", stacklevel=2)
+    limit = pg.timeout_s if timeout is None else _seconds(timeout)
+    deadline = time.monotonic() + limit
+    BYTE = _mpi.mpi().BYTE
+    token = lambda: [bytearray(1), BYTE]  # noqa: E731
+    ms = f"{limit * 1000:.0f} ms"
+    if pg.rank_ == 0:
+        late = _poll({r: pg.comm.Irecv(token(), source=r, tag=_BARRIER_TAG) for r in range(1, pg.nranks)}, deadline)
+        if late:
+            if wait_all_ranks:
+                raise DistBackendError(f"[Rank 0]: Ranks {', '.join(map(str, late))} failed to pass "
+                                       f"monitoredBarrier in {ms}")
+            raise DistBackendError(f"[Rank 0]: Rank {late[0]} failed to pass monitoredBarrier in {ms}")
+        for r in range(1, pg.nranks):
+            pg.comm.Send(token(), dest=r, tag=_BARRIER_TAG)
+        return None
+    pg.comm.Send(token(), dest=0, tag=_BARRIER_TAG)
+    if _poll({0: pg.comm.Irecv(token(), source=0, tag=_BARRIER_TAG)}, deadline):
+        raise DistBackendError(f"[Rank {pg.rank_}]: rank 0 did not release monitoredBarrier within {ms} (it is "
+                               f"late itself, or another rank is)")
     return None
 
 

@@ -128,6 +128,17 @@ def test_async_wait_raises_past_the_timeout():
 
 
 @needs_mpi
+@pytest.mark.parametrize("wait_all", [False, True])
+def test_monitored_barrier_names_the_late_ranks(wait_all):
+    rc, out, took = mpiexec(3, "failures.py", "monitored", *(["all"] if wait_all else []), timeout=60)
+    assert rc == 0, out
+    named = "Ranks 1, 2 failed" if wait_all else "Rank 1 failed"
+    assert f"rank 0 caught: [Rank 0]: {named} to pass monitoredBarrier in 300 ms" in out
+    assert "rank 1 caught: [Rank 1]: rank 0 did not release monitoredBarrier within 300 ms" in out
+    assert took < 30
+
+
+@needs_mpi
 def test_launcher_sets_torchrun_variables(tmp_path):
     script = tmp_path / "show.py"
     script.write_text("import os, sys\n"

@@ -96,6 +96,27 @@ if size > 1:
             raise AssertionError(f"rank {rank}: recv_object_list got {got!r}")
         checks += 1
 
+# -- subgroups -------------------------------------------------------------------------------------------------
+cur, subgroups = dist.new_subgroups(group_size=1)
+check(np.array([len(subgroups), dist.get_rank(cur), dist.get_world_size(cur)]), np.array([size, 0, 1]),
+      "new_subgroups(1)")
+own = tp.full((2,), float(rank))
+dist.all_reduce(own, group=cur)
+check(own, np.full(2, rank), "all_reduce in a one-rank subgroup")
+halves = [list(range(0, size, 2)), list(range(1, size, 2))] if size > 1 else [[0]]
+cur, subgroups = dist.new_subgroups_by_enumeration(halves)
+mates = tp.ones(1)
+dist.all_reduce(mates, group=cur)
+check(mates, [len(halves[rank % 2])], "new_subgroups_by_enumeration: even and odd ranks")
+raises(ValueError, f"The arg 'group_size' ({size + 1}) must not exceed the world size ({size})",
+       lambda: dist.new_subgroups(group_size=size + 1), "subgroup larger than the world")
+if size == 3:
+    raises(ValueError, "The world size (3) must be divisible by 'group_size=2'",
+           lambda: dist.new_subgroups(group_size=2), "indivisible subgroups")
+raises(ValueError, "has appeared in both subgroup", lambda: dist.new_subgroups_by_enumeration([[0], [0]]),
+       "overlapping subgroups")
+dist.monitored_barrier()   # everyone arrives: it returns
+
 # -- errors, with PyTorch's texts -----------------------------------------------------------------------------
 x = tp.ones(2 * size + 1, 3)
 if size > 1:

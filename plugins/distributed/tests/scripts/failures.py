@@ -6,6 +6,8 @@ late:     rank 1 never joins rank 0's all_reduce: rank 0's watchdog aborts after
           (1 s) naming the rank, the collective and its sequence number.
 async:    an asynchronous all_reduce rank 1 never joins: rank 0's wait() raises DistBackendError,
           which the script catches and reports, then aborts the job itself.
+monitored: every rank but 0 reaches monitored_barrier late: rank 0 names them (all of them with
+          wait_all_ranks), each late rank is not released in time; both report and the job ends normally.
 """
 
 import datetime
@@ -27,6 +29,16 @@ elif case == "late":
     if rank == 1:
         time.sleep(60)
     dist.all_reduce(x)
+elif case == "monitored":
+    if rank > 0:
+        time.sleep(1.0)
+    try:
+        dist.monitored_barrier(timeout=datetime.timedelta(seconds=0.3), wait_all_ranks=len(sys.argv) > 2)
+    except dist.DistBackendError as e:
+        print(f"rank {rank} caught: {e}", flush=True)
+    dist.barrier()
+    dist.destroy_process_group()
+    sys.exit(0)
 elif case == "async":
     if rank == 0:
         work = dist.all_reduce(x, async_op=True)
