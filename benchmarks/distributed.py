@@ -3,8 +3,8 @@
 - ``all_reduce`` of 1e6 and 1e7 float32 (bandwidth, against mpi4py's in-place ``Allreduce`` on the
   same buffers) and of 1 element (latency, against mpi4py and, when torch is installed, gloo);
 - one DDP training step (forward, backward with the gradient allreduce, SGD) of the 784-256-256-10
-  MLP at batch 64 per rank on 2 ranks, against the single-process step on the same per-rank batch,
-  and the same for torch DDP on gloo;
+  MLP at batch 64 per rank on 2 ranks, against the single-process step on the same per-rank batch
+  (also with PyTorch's ``fp16_compress_hook``), and the same for torch DDP on gloo;
 - overlap: a model of several buckets, with when each bucket's allreduce was launched and when it
   finished, against when backward produced the last gradient.
 
@@ -112,6 +112,16 @@ def worker(args):
     multi = timed(lambda: tp_step(ddp, opt, x, y), steps, comm)
     say(f"\nDDP step, MLP 784-256-256-10, batch 64 per rank, 2 ranks ({len(ddp.bucket_sizes())} bucket(s)):")
     say(f"  tensorplug: DDP {multi * 1e3:.2f} ms, single process {single * 1e3:.2f} ms ({multi / single:.2f}x)")
+    from tensorplug.distributed.algorithms.ddp_comm_hooks import default_hooks
+    model, _ = T.tp_model(ws)
+    ddp16 = tp.nn.parallel.DistributedDataParallel(model)
+    ddp16.register_comm_hook(None, default_hooks.fp16_compress_hook)
+    opt = tp.optim.SGD(ddp16.parameters(), lr=0.01)
+    for _ in range(5):
+        tp_step(ddp16, opt, x, y)
+    multi16 = timed(lambda: tp_step(ddp16, opt, x, y), steps, comm)
+    say(f"  tensorplug with fp16_compress_hook (half the bytes): DDP {multi16 * 1e3:.2f} ms ({multi16 / single:.2f}x "
+        f"the single process)")
     if tdist is not None:
         torch.set_num_threads(1)
         tx, ty = torch.from_numpy(x_np), torch.from_numpy(y_np)

@@ -65,7 +65,7 @@ NAME_PROVIDERS: dict = {"vmap": "vmap", "profiler": "profiler", "openreg": "open
                             "all_to_all_single", "all_to_all", "reduce_scatter", "batch_isend_irecv", "P2POp",
                             "send_object_list", "recv_object_list", "monitored_barrier", "new_subgroups",
                             "new_subgroups_by_enumeration",
-                            "DistributedDataParallel")},
+                            "DistributedDataParallel", "GradBucket")},
                         **{n: "autocast" for n in (
                             "autocast", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
                             "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",

@@ -22,6 +22,7 @@ _NAMES = {
     **{n: getattr(group, n) for n in group.__all__},
     "run": lazy_name("tensorplug_distributed.run", "LAUNCHER"),
     "DistributedDataParallel": lazy_name("tensorplug_distributed.ddp", "DistributedDataParallel"),
+    "GradBucket": lazy_name("tensorplug_distributed.ddp", "GradBucket"),
 }
 
 

@@ -25,7 +25,7 @@ from tensorplug.nn import Module
 from . import api
 from .group import ReduceOp, Work, resolve
 
-__all__ = ["DistributedDataParallel"]
+__all__ = ["DistributedDataParallel", "GradBucket"]
 
 FIRST_BUCKET_BYTES = 1024 * 1024  # PyTorch's first-bucket size (dist._DEFAULT_FIRST_BUCKET_BYTES)
 
@@ -68,6 +68,34 @@ class _Bucket:
         self.work = None
         self.launched = False
         self.t_launch = None
+
+
+class GradBucket:
+    """What a communication hook gets for one bucket (PyTorch's ``dist.GradBucket``): the flat
+    ``buffer()`` holding the bucket's gradients, their views ``gradients()``, the ``parameters()``,
+    ``index()`` and ``is_last()``; ``set_buffer(t)`` replaces the buffer's contents."""
+
+    def __init__(self, bucket, last):
+        self._bucket, self._last = bucket, last
+
+    def index(self):
+        return self._bucket.index
+
+    def buffer(self):
+        return self._bucket.flat
+
+    def set_buffer(self, tensor):
+        with tensorplug.no_grad():
+            self._bucket.flat.copy_(tensor)
+
+    def gradients(self):
+        return list(self._bucket.views)
+
+    def parameters(self):
+        return [p for _, p in self._bucket.params]
+
+    def is_last(self):
+        return self._last
 
 
 def _buckets(params, cap_bytes, first_cap_bytes):
@@ -171,6 +199,7 @@ class DistributedDataParallel(_DistributedDataParallel):
         self._used = None
         self._join = None        # inside join(): (divide_by_initial_world_size, throw_on_early_termination)
         self._active = self.process_group.nranks
+        self._comm_hook = None
         self._hooks = [p.register_post_accumulate_grad_hook(self._make_hook(i)) for i, p in enumerate(params)]
 
     # -- construction ----------------------------------------------------------------------------------------
@@ -279,6 +308,14 @@ class DistributedDataParallel(_DistributedDataParallel):
         # the last bucket is launched when backward has produced every gradient: nothing is left to
         # overlap it with, so it is one blocking call (no progress-thread hand-off)
         last = bucket.index == len(self._buckets) - 1
+        if self._comm_hook is not None:
+            state, hook = self._comm_hook
+            bucket.work = hook(state, GradBucket(bucket, last))  # a future of the averaged buffer
+            if not callable(getattr(bucket.work, "wait", None)):
+                raise TypeError(f"the communication hook {getattr(hook, '__name__', hook)!r} must return a future "
+                                f"of the bucket's reduced buffer (an object with wait()), got {bucket.work!r:.60}")
+            bucket.launched = True
+            return
         bucket.work = api.all_reduce(bucket.flat, op=ReduceOp.AVG, group=self.process_group, async_op=not last)
         if last:
             bucket.work = Work(self.process_group, "all_reduce", self.process_group.seq, None, None, (bucket.flat,))
@@ -295,7 +332,13 @@ class DistributedDataParallel(_DistributedDataParallel):
             used_anywhere = local.tolist()
         rescale = (self._join is not None and not self._join[0] and 0 < self._active < self.process_group.nranks)
         for bucket in self._buckets:
-            bucket.work.wait()
+            value = bucket.work.wait()
+            if self._comm_hook is not None and value is not bucket.flat:
+                if not isinstance(value, tensorplug.Tensor) or value.shape != bucket.flat.shape:
+                    raise RuntimeError(f"the communication hook's future must hold a tensor of the bucket buffer's "
+                                       f"shape {list(bucket.flat.shape)}, got {value!r:.80}")
+                with tensorplug.no_grad():
+                    bucket.flat.copy_(value)
             if rescale:  # an average over the ranks still training, not over all
                 with tensorplug.no_grad():
                     bucket.flat.mul_(self.process_group.nranks / self._active)
@@ -307,6 +350,18 @@ class DistributedDataParallel(_DistributedDataParallel):
             bucket.work = None
         self._expect_backward = False
         self._hooked = False
+
+    def register_comm_hook(self, state, hook):
+        """Reduce each bucket with ``hook(state, bucket)`` (a :class:`GradBucket`) instead of the built-in
+        average: the hook starts the reduction and returns a future (``.wait()``) of the averaged flat
+        buffer. ``tensorplug.distributed.algorithms.ddp_comm_hooks.default_hooks`` has PyTorch's
+        ``allreduce_hook``, ``fp16_compress_hook`` and ``bf16_compress_hook`` (``state``: the process
+        group, or None for the default one). Call it once, before training."""
+        if not callable(hook):
+            raise TypeError("Communication hook must be callable.")
+        if self._comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be called once.")
+        self._comm_hook = (state, hook)
 
     @contextlib.contextmanager
     def no_sync(self):
@@ -329,7 +384,8 @@ class DistributedDataParallel(_DistributedDataParallel):
         stamps ``launched`` and ``finished`` (the allreduce, seen by the progress thread), with
         ``all_launched`` (when the last bucket was launched, that is, when backward produced the last
         gradient). A bucket that finished before ``all_launched`` overlapped the backward."""
-        return [{"index": i, "bytes": n, "launched": t, "finished": w.t_done, "all_launched": self._t_all_launched}
+        return [{"index": i, "bytes": n, "launched": t, "finished": getattr(w, "t_done", None),
+                 "all_launched": self._t_all_launched}
                 for i, n, t, w in getattr(self, "_timeline", ())]
 
     @contextlib.contextmanager
@@ -380,7 +436,11 @@ class DistributedDataParallel(_DistributedDataParallel):
             with tensorplug.no_grad():
                 for b in self._buckets:
                     b.flat.zero_()
-                    api.all_reduce(b.flat, op=ReduceOp.AVG, group=pg)
+                    if self._comm_hook is not None:  # the others reduce through the hook: so does this rank
+                        state, hook = self._comm_hook
+                        hook(state, GradBucket(b, b.index == len(self._buckets) - 1)).wait()
+                    else:
+                        api.all_reduce(b.flat, op=ReduceOp.AVG, group=pg)
                 if self.find_unused_parameters:
                     api.all_reduce(tensorplug.zeros(len(self._params), dtype=tensorplug.int32), op=ReduceOp.MAX,
                                    group=pg)

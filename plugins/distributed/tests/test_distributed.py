@@ -31,7 +31,7 @@ def mpiexec(n, script, *args, timeout=120):
 
 @needs_mpi
 @pytest.mark.parametrize("n", [1, 2, 3])
-@pytest.mark.parametrize("script", ["collectives", "alltoall"])  # alltoall: also P2P batches, object messages
+@pytest.mark.parametrize("script", ["collectives", "alltoall", "ddp_hooks"])  # alltoall: P2P, objects too
 def test_collectives_match_numpy(script, n):
     rc, out, _ = mpiexec(n, f"{script}.py")
     assert rc == 0, out

@@ -1,0 +1,1 @@
+"""DDP communication hooks (``ddp.register_comm_hook(state, hook)``): see :mod:`.default_hooks`."""
