@@ -28,7 +28,8 @@ __all__ = ["is_available", "is_initialized", "is_mpi_available", "is_nccl_availa
            "all_gather_object", "broadcast_object_list", "gather_object", "scatter_object_list",
            "all_to_all_single", "all_to_all", "reduce_scatter", "send_object_list", "recv_object_list", "P2POp",
            "batch_isend_irecv", "is_backend_available", "get_default_backend_for_device", "get_node_local_rank",
-           "monitored_barrier", "new_subgroups", "new_subgroups_by_enumeration"]
+           "monitored_barrier", "new_subgroups", "new_subgroups_by_enumeration", "is_ucc_available",
+           "is_xccl_available"]
 
 _OPS = {}
 _ALLREDUCE = [None]
@@ -108,6 +109,16 @@ def get_node_local_rank(fallback_rank=None):
     raise RuntimeError("LOCAL_RANK is not in the environment. Consider passing fallback_rank to allow "
                        "`get_node_local_rank` to work, assuming you are not running in a multi-device context "
                        "and want the code to run locally instead.")
+
+
+def is_ucc_available():
+    """False: tensorplug has no UCC backend."""
+    return False
+
+
+def is_xccl_available():
+    """False: tensorplug has no XCCL backend."""
+    return False
 
 
 def is_initialized():

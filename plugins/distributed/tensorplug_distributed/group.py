@@ -22,7 +22,9 @@ from time import monotonic as _monotonic
 from . import _mpi
 
 __all__ = ["ReduceOp", "Backend", "Work", "ProcessGroup", "GroupMember", "group", "DistError",
-           "DistBackendError", "default_pg_timeout"]
+           "DistBackendError", "DistNetworkError", "DistStoreError", "QueueEmptyError", "DebugLevel",
+           "get_debug_level", "set_debug_level", "set_debug_level_from_env", "supports_complex", "get_pg_count",
+           "default_pg_timeout"]
 
 NO_GROUP = "Default process group has not been initialized, please make sure to call init_process_group."
 default_pg_timeout = datetime.timedelta(minutes=30)
@@ -34,6 +36,59 @@ class DistError(RuntimeError):
 
 class DistBackendError(DistError):
     """A collective failed or timed out in the communication library (PyTorch's ``DistBackendError``)."""
+
+
+class DistNetworkError(DistError):
+    """A network failure (PyTorch's ``DistNetworkError``; MPI reports its own as DistBackendError)."""
+
+
+class DistStoreError(DistError):
+    """A key-value store failure (PyTorch's ``DistStoreError``; tensorplug's groups need no store)."""
+
+
+class QueueEmptyError(DistError):
+    """PyTorch's ``QueueEmptyError`` (a store's queue had nothing to pop)."""
+
+
+class DebugLevel(enum.IntEnum):
+    """``TORCH_DISTRIBUTED_DEBUG``'s levels: DETAIL makes every collective compare its tensors across ranks."""
+    OFF = 0
+    INFO = 1
+    DETAIL = 2
+
+
+_DEBUG = [None]
+
+
+def set_debug_level(level):
+    """Set the debug level (a :class:`DebugLevel`) for the process groups created from now on."""
+    _DEBUG[0] = DebugLevel(level)
+
+
+def set_debug_level_from_env():
+    """Read the level from ``TORCH_DISTRIBUTED_DEBUG`` (OFF, INFO or DETAIL; unset: OFF)."""
+    name = os.environ.get("TORCH_DISTRIBUTED_DEBUG", "OFF").upper() or "OFF"
+    if name not in DebugLevel.__members__:
+        raise ValueError("The value of TORCH_DISTRIBUTED_DEBUG must be OFF, INFO, or DETAIL.")
+    _DEBUG[0] = DebugLevel[name]
+
+
+def get_debug_level():
+    """The debug level (from ``TORCH_DISTRIBUTED_DEBUG`` until :func:`set_debug_level` is called)."""
+    if _DEBUG[0] is None:
+        set_debug_level_from_env()
+    return _DEBUG[0]
+
+
+def supports_complex(reduceOp):
+    """Whether ``reduceOp`` is defined on complex tensors (not MAX, MIN, PRODUCT or the bitwise ones)."""
+    return red_op(reduceOp) not in (RedOpType.MAX, RedOpType.MIN, RedOpType.PRODUCT, RedOpType.BAND,
+                                     RedOpType.BOR, RedOpType.BXOR)
+
+
+def get_pg_count():
+    """The number of process groups this process is a member of (the default one included)."""
+    return len(GROUPS)
 
 
 class RedOpType(int, enum.Enum):
@@ -332,7 +387,7 @@ class ProcessGroup:
         self.last_work = None          # what the last kernel call on this group left for its caller
         self.inflight = None           # (collective, seq, start) of the blocking call running now
         # PyTorch's switch: compare each collective's tensors across ranks before running it
-        self.detail = os.environ.get("TORCH_DISTRIBUTED_DEBUG", "").upper() == "DETAIL"
+        self.detail = get_debug_level() is DebugLevel.DETAIL
         MPI = _mpi.mpi()
         self.IN_PLACE, self.SUM = MPI.IN_PLACE, MPI.SUM
         self._queue = None

@@ -53,6 +53,22 @@ def test_backend_queries_as_pytorchs(monkeypatch):
         dist.get_node_local_rank()
 
 
+def test_debug_levels_error_classes_and_op_queries_as_pytorchs(monkeypatch):
+    from tensorplug_distributed import group
+    monkeypatch.setattr(group, "_DEBUG", [None])
+    monkeypatch.setenv("TORCH_DISTRIBUTED_DEBUG", "detail")
+    assert dist.get_debug_level() is dist.DebugLevel.DETAIL
+    dist.set_debug_level(dist.DebugLevel.INFO)
+    assert dist.get_debug_level() == 1
+    monkeypatch.setenv("TORCH_DISTRIBUTED_DEBUG", "LOUD")
+    with pytest.raises(ValueError, match="must be OFF, INFO, or DETAIL"):
+        dist.set_debug_level_from_env()
+    assert dist.supports_complex(dist.ReduceOp.SUM) and not dist.supports_complex(dist.ReduceOp.MAX)
+    for cls in (dist.DistBackendError, dist.DistNetworkError, dist.DistStoreError, dist.QueueEmptyError):
+        assert issubclass(cls, dist.DistError) and issubclass(cls, RuntimeError)
+    assert dist.is_ucc_available() is False and dist.is_xccl_available() is False
+
+
 @needs_mpi
 def test_collectives_without_mpiexec():
     """A plain ``python script.py`` is a one-process MPI job (MPI's singleton start)."""

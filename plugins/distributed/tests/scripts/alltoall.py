@@ -116,6 +116,7 @@ if size == 3:
 raises(ValueError, "has appeared in both subgroup", lambda: dist.new_subgroups_by_enumeration([[0], [0]]),
        "overlapping subgroups")
 dist.monitored_barrier()   # everyone arrives: it returns
+check(np.array([dist.get_pg_count()]), np.array([3]), "get_pg_count")  # the default and two subgroups it is in
 
 # -- errors, with PyTorch's texts -----------------------------------------------------------------------------
 x = tp.ones(2 * size + 1, 3)
