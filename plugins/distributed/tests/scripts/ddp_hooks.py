@@ -43,7 +43,7 @@ seen = []
 
 def custom(state, bucket):
     """Counts its calls, checks what a GradBucket shows, and averages like the built-in path."""
-    assert state == "my state"
+    assert state == "my state" and isinstance(bucket, dist.GradBucket)
     grads = bucket.gradients()
     assert bucket.buffer().numel() == sum(g.numel() for g in grads) == sum(p.numel() for p in bucket.parameters())
     seen.append((bucket.index(), bucket.is_last()))
