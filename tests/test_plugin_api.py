@@ -18,7 +18,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 ALLOWED = ("tensorplug", "tensorplug.plugin_api", "tensorplug.library", "tensorplug.testing", "tensorplug.func",
            "tensorplug.autograd", "tensorplug.autograd.graph", "tensorplug.nn", "tensorplug.nn.functional",
            "tensorplug.optim", "tensorplug.utils.data", "tensorplug.demo", "tensorplug.distributed",
-           "tensorplug.nn.parallel")
+           "tensorplug.nn.parallel", "tensorplug.distributed.algorithms.ddp_comm_hooks",
+           "tensorplug.distributed.algorithms.ddp_comm_hooks.default_hooks")
 
 
 def _plugin_files():
