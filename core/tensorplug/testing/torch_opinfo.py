@@ -463,13 +463,13 @@ def _as_accurate(actual, expected, reference, i):
         return False
     if not expected.is_floating_point() or torch.isnan(expected).ne(torch.isnan(actual)).any():
         return False
-    r = ref[i].detach().double()
+    r, theirs, ours = ref[i].detach().double(), expected.double(), actual.double()
     finite = torch.isfinite(r)
-    if not torch.equal(expected.double()[~finite], actual.double()[~finite]):
+    if not torch.equal(theirs[~finite], ours[~finite]):
         return False
     rtol, atol = {torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5)}.get(expected.dtype, (1.3e-6, 1e-5))
-    err_theirs = (expected.double() - r)[finite].abs()
-    err_ours = (actual.double() - r)[finite].abs()
+    err_theirs = (theirs - r)[finite].abs()
+    err_ours = (ours - r)[finite].abs()
     if err_ours.numel() == 0:
         return True
     return bool(err_ours.max() <= 2 * err_theirs.max() + atol + rtol * r[finite].abs().max())

@@ -471,14 +471,7 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     flat_out = tensorplug.empty(sum(out_sizes), dtype=like.dtype, device=like.device)
     _op("alltoall_base_")(flat_out, flat_in, out_sizes, [t.numel() for t in input_tensor_list], pg.id,
                           bool(async_op))
-
-    def then():
-        with tensorplug.no_grad():
-            offset = 0
-            for t, n in zip(output_tensor_list, out_sizes):
-                t.copy_(flat_out[offset:offset + n].view(t.shape))
-                offset += n
-    return _then(pg, async_op, then, output_tensor_list)
+    return _then(pg, async_op, _unpack(flat_out, output_tensor_list), output_tensor_list)
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
@@ -509,10 +502,14 @@ def _check_list(name, tensors, like, size):
 
 
 def _unpack(flat, tensors):
+    """The step copying ``flat``'s consecutive pieces (one per tensor, of its size) into ``tensors``."""
     def then():
         with tensorplug.no_grad():
-            for i, t in enumerate(tensors):
-                t.copy_(flat[i].view(t.shape))
+            elements, offset = flat.reshape(-1), 0
+            for t in tensors:
+                n = t.numel()
+                t.copy_(elements[offset:offset + n].view(t.shape))
+                offset += n
     return then
 
 

@@ -228,11 +228,7 @@ class DistributedDataParallel(_DistributedDataParallel):
             for ts in groups.values():
                 flat = tensorplug.cat([t.detach().reshape(-1) for t in ts])
                 api.broadcast(flat, src=self.process_group.global_of(src), group=self.process_group)
-                offset = 0
-                for t in ts:
-                    n = t.numel()
-                    t.copy_(flat[offset:offset + n].view(t.shape))
-                    offset += n
+                api._unpack(flat, ts)()
 
     def _sync_module_states(self):
         states = list(self.module.parameters()) + [b for b in self.module.buffers()]
@@ -314,12 +310,12 @@ class DistributedDataParallel(_DistributedDataParallel):
             if not callable(getattr(bucket.work, "wait", None)):
                 raise TypeError(f"the communication hook {getattr(hook, '__name__', hook)!r} must return a future "
                                 f"of the bucket's reduced buffer (an object with wait()), got {bucket.work!r:.60}")
-            bucket.launched = True
-            return
-        bucket.work = api.all_reduce(bucket.flat, op=ReduceOp.AVG, group=self.process_group, async_op=not last)
-        if last:
-            bucket.work = Work(self.process_group, "all_reduce", self.process_group.seq, None, None, (bucket.flat,))
-            bucket.work.t_done = time.perf_counter()
+        else:
+            bucket.work = api.all_reduce(bucket.flat, op=ReduceOp.AVG, group=self.process_group, async_op=not last)
+            if last:
+                bucket.work = Work(self.process_group, "all_reduce", self.process_group.seq, None, None,
+                                   (bucket.flat,))
+                bucket.work.t_done = time.perf_counter()
         bucket.launched = True
 
     def _finish(self):
