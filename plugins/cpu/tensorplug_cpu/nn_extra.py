@@ -1,8 +1,8 @@
 """CPU kernels of the recurrent layers (an LSTM layer's whole time loop, and its backward) and of the CTC
 loss (the log-space forward-backward recursions), in numpy.
 
-Per step the forward does one GEMM with the recurrent weight and the gate arithmetic in place on
-preallocated buffers; the backward runs the recurrence (one GEMM per step) and computes the recurrent
+Per step the forward does one GEMM with the recurrent weight and the gate arithmetic (one tanh over
+all four gates) in place on preallocated buffers; the backward runs the recurrence (one GEMM per step) and computes the recurrent
 weight's gradient as one GEMM over every step at the end. float16 and bfloat16 compute in float32.
 """
 
@@ -28,7 +28,16 @@ def lstm_scan(xw, h0, c0, w_hh):
     steps, b, g = x.shape
     hsz = g // 4
     ct = x.dtype
-    w = xp.ascontiguousarray(_f(w_hh).T.astype(ct, copy=False))
+    # sigmoid(v) = 0.5 * tanh(v / 2) + 0.5 (no overflow): the columns of the sigmoid gates (i, f, o) in the
+    # recurrent weight and the inputs are halved once (exact), so per step one tanh over all four gates and
+    # one contiguous scale-and-shift activate them
+    scale = xp.full(g, 0.5, ct)
+    scale[2 * hsz:3 * hsz] = 1
+    shift = xp.full(g, 0.5, ct)
+    shift[2 * hsz:3 * hsz] = 0
+    w = xp.empty((hsz, g), ct)  # row-major (h @ w.T through a transposed view is slower), never w_hh's memory
+    xp.multiply(_f(w_hh).T, scale, out=w)
+    xs = x * scale
     out = xp.empty((steps, b, hsz), ct)
     cells = xp.empty((steps, b, hsz), ct)
     gates = xp.empty((steps, b, g), ct)
@@ -38,23 +47,17 @@ def lstm_scan(xw, h0, c0, w_hh):
     for t in range(steps):
         a = gates[t]
         xp.matmul(h, w, out=a)
-        a += x[t]
-        # sigmoid(v) = 0.5 * tanh(v / 2) + 0.5: one tanh over all four gates, no overflow
-        a[:, :2 * hsz] *= 0.5
-        a[:, 3 * hsz:] *= 0.5
+        a += xs[t]
         xp.tanh(a, out=a)
-        a[:, :2 * hsz] *= 0.5
-        a[:, :2 * hsz] += 0.5
-        a[:, 3 * hsz:] *= 0.5
-        a[:, 3 * hsz:] += 0.5
-        i, f, gg, o = a[:, :hsz], a[:, hsz:2 * hsz], a[:, 2 * hsz:3 * hsz], a[:, 3 * hsz:]
+        a *= scale
+        a += shift
         cn = cells[t]
-        xp.multiply(f, c, out=cn)
-        xp.multiply(i, gg, out=tmp)
+        xp.multiply(a[:, hsz:2 * hsz], c, out=cn)  # f * c
+        xp.multiply(a[:, :hsz], a[:, 2 * hsz:3 * hsz], out=tmp)  # i * g
         cn += tmp
         hn = out[t]
         xp.tanh(cn, out=hn)
-        hn *= o
+        hn *= a[:, 3 * hsz:]  # o * tanh(c)
         h, c = hn, cn
     return _out(out, xw), _out(cells, xw), _out(gates, xw)
 

@@ -185,6 +185,14 @@ def _tp_name(dtype):
     return str(dtype)
 
 
+def _both_biases(b_ih, b_hh):
+    """The input projection's bias: ``b_ih + b_hh`` when both exist (added once to the small vector, not
+    to every step's projection; autograd hands each bias the same gradient)."""
+    if b_hh is None:
+        return b_ih
+    return b_hh if b_ih is None else b_ih + b_hh
+
+
 def _steps(x, reverse):
     n = x._shape[0]
     return range(n - 1, -1, -1) if reverse else range(n)
@@ -216,9 +224,7 @@ class RNN(RNNBase):
 
     def _step(self, x, h, weights, reverse):
         w_ih, w_hh, b_ih, b_hh, _ = self._split(weights)
-        xw = F.linear(x, w_ih, b_ih)
-        if b_hh is not None:
-            xw = xw + b_hh
+        xw = F.linear(x, w_ih, _both_biases(b_ih, b_hh))
         act = _tp.tanh if self.nonlinearity == "tanh" else _tp.relu
         wt = w_hh.t()
         outs = [None] * x._shape[0]
@@ -264,9 +270,7 @@ class LSTM(RNNBase):
     def _step(self, x, state, weights, reverse):
         h, c = state
         w_ih, w_hh, b_ih, b_hh, w_hr = self._split(weights)
-        xw = F.linear(x, w_ih, b_ih)  # every step's input projection: one GEMM
-        if b_hh is not None:
-            xw = xw + b_hh
+        xw = F.linear(x, w_ih, _both_biases(b_ih, b_hh))  # every step's input projection: one GEMM
         if w_hr is None and x._shape[0] > 0:
             if reverse:
                 xw = xw.flip(0)
