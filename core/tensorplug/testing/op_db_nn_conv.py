@@ -148,6 +148,10 @@ def _conv_t_samples(nd):
                           {"groups": 2, "dilation": 2, "stride": (2,) if nd == 1 else (1, 2)}, name="groups_dilation")
         yield SampleInput(mk((1, 2) + sp, 10, **_T), (mk((2, 2) + (2,) * nd, 11),),
                           {"stride": 3, "dilation": 3, "output_padding": 2, "padding": 1}, name="output_padding_dilation")
+        # as many output channels per group as input columns: the CPU kernels' channels-last path
+        yield SampleInput(mk((2, 4) + (2,) * nd, 12), (mk((4, 3) + (2,) * nd, 13), mk((6,), 14)),
+                          {"groups": 2, "stride": 2, "padding": 1, "dilation": 2, "output_padding": 1},
+                          name="channels_last_groups")
     return sample_inputs
 
 

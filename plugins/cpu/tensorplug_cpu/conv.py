@@ -4,9 +4,10 @@
   input; ``weight (O, C*kh*kw) @ columns`` is the output, channels first, moved to NCHW in one copy.
 * ``conv2d_weight_backward``: ``grad (O, N*Ho*Wo) @ columns.T``, the same columns.
 * ``conv_transpose2d_backward``: both gradients of a transposed convolution from one copy of the output
-  gradient's columns.
-* ``conv_transpose2d.input`` (also conv2d's input gradient): ``weight.T @ input`` gives the columns
-  of the output, which col2im adds into a zero buffer with one strided ``+=`` per kernel position.
+  gradient's columns, channels last.
+* ``conv_transpose2d.input`` (also conv2d's input gradient): ``input @ weight`` in channels-last rows
+  gives the columns of the output, which col2im adds into a zero buffer with one strided ``+=`` per
+  kernel position (channels last, each ``+=`` moves runs of output channels, not of a row's pixels).
 
 Half types compute in float32 and round once, as PyTorch's CPU kernels accumulate them.
 """
@@ -104,11 +105,84 @@ def conv2d_weight_backward(grad_output, input, weight_size, stride, padding, dil
     return _finish(out.reshape(o, cg, kh, kw)[None], grad_output, False)
 
 
+def _channels_last(x):
+    """(N, C, H, W) values as the rows (N*H*W, C) of a channels-last copy."""
+    n, c, h, w = x.shape
+    return xp.ascontiguousarray(x.transpose(0, 2, 3, 1)).reshape(n * h * w, c)
+
+
 def conv_transpose2d_backward(grad_output, input, weight, stride, padding, dilation, groups):
-    """conv_transpose2d's (input, weight) gradients: both GEMMs read one copy of the output gradient's columns."""
+    """conv_transpose2d's (input, weight) gradients: both GEMMs read one copy of the output gradient's
+    columns. Taken channels last (N*H*W, kh*kw*O) when there are at least as many output channels per
+    group as input columns, so that the copy moves the longer runs (O values rather than W)."""
     gy, batched = _batched(grad_output)
     x, _ = _batched(input)
     w = _values(weight)
+    if w.shape[1] < x.shape[3]:
+        return _conv_transpose2d_backward_nchw(gy, x, w, batched, input, weight, stride, padding, dilation, groups)
+    (s0, s1), (p0, p1), (d0, d1) = _pair(stride), _pair(padding), _pair(dilation)
+    n, c, h, wd = x.shape
+    _, og, kh, kw = w.shape
+    cg = c // groups
+    ot = og * groups
+    hp, wp = gy.shape[2] + 2 * p0, gy.shape[3] + 2 * p1
+    padded = xp.zeros((n, hp, wp, ot), gy.dtype)
+    padded[:, p0:hp - p0, p1:wp - p1] = gy.transpose(0, 2, 3, 1)
+    sn, sh, sw, sc = padded.strides
+    view = xp.lib.stride_tricks.as_strided(padded, (n, h, wd, kh, kw, ot),
+                                           (sn, sh * s0, sw * s1, sh * d0, sw * d1, sc))
+    m, k = n * h * wd, kh * kw * og
+    xr = _channels_last(x)
+    wr = w.transpose(0, 2, 3, 1)  # (C, kh, kw, O/groups)
+    dt = xp.result_type(gy, w)
+    gi = xp.empty((m, c), dt)
+    gw = xp.empty((c, kh, kw, og), dt)
+    for g in range(groups):
+        cols = view[..., g * og:(g + 1) * og].reshape(m, k)  # a copy
+        gi[:, g * cg:(g + 1) * cg] = cols @ wr[g * cg:(g + 1) * cg].reshape(cg, k).T
+        gw[g * cg:(g + 1) * cg] = (xr[:, g * cg:(g + 1) * cg].T @ cols).reshape(cg, kh, kw, og)
+    gi = xp.ascontiguousarray(gi.reshape(n, h, wd, c).transpose(0, 3, 1, 2))
+    return _finish(gi, input, batched), _finish(xp.ascontiguousarray(gw.transpose(0, 3, 1, 2))[None], weight, False)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The transposed convolution by col2im, channels last when there are at least as many output channels
+    per group as input columns (each strided ``+=`` then moves runs of O values rather than of W), else
+    channels first."""
+    x, batched = _batched(input)
+    w = _values(weight)
+    if w.shape[1] < x.shape[3]:
+        return _conv_transpose2d_nchw(x, w, batched, input, bias, stride, padding, output_padding, groups, dilation)
+    (s0, s1), (p0, p1), (q0, q1), (d0, d1) = _pair(stride), _pair(padding), _pair(output_padding), _pair(dilation)
+    n, c, h, wd = x.shape
+    _, og, kh, kw = w.shape
+    cg = c // groups
+    ho = (h - 1) * s0 - 2 * p0 + d0 * (kh - 1) + q0 + 1
+    wo = (wd - 1) * s1 - 2 * p1 + d1 * (kw - 1) + q1 + 1
+    dt = xp.result_type(x, w)
+    # channels last, so each kernel position's strided += moves runs of O values: the columns
+    # (N, H, W, kh, kw, O) of one GEMM per group add into the full (uncropped) output (N, Hp, Wp, O)
+    xr = _channels_last(x)
+    wr = w.transpose(0, 2, 3, 1)  # (C, kh, kw, O/groups)
+    buf = xp.zeros((n, ho + 2 * p0, wo + 2 * p1, og * groups), dt)
+    hs, ws = s0 * (h - 1) + 1, s1 * (wd - 1) + 1
+    for g in range(groups):
+        cols = (xr[:, g * cg:(g + 1) * cg] @ wr[g * cg:(g + 1) * cg].reshape(cg, kh * kw * og)).reshape(
+            n, h, wd, kh, kw, og)
+        part = buf[..., g * og:(g + 1) * og]
+        for i in range(kh):
+            rows = part[:, i * d0:i * d0 + hs:s0]
+            for j in range(kw):
+                rows[:, :, j * d1:j * d1 + ws:s1] += cols[:, :, :, i, j]
+    out = buf[:, p0:p0 + ho, p1:p1 + wo]
+    if bias is not None:
+        out = out + _values(bias)
+    out = xp.ascontiguousarray(out.transpose(0, 3, 1, 2))
+    return _finish(out, input, batched)
+
+
+def _conv_transpose2d_backward_nchw(gy, x, w, batched, input, weight, stride, padding, dilation, groups):
+    """conv_transpose2d_backward channels first: the columns (O*kh*kw, N*H*W) copy runs of W values."""
     stride, padding, dilation = _pair(stride), _pair(padding), _pair(dilation)
     n, c, h, wd = x.shape
     _, og, kh, kw = w.shape
@@ -127,9 +201,8 @@ def conv_transpose2d_backward(grad_output, input, weight, stride, padding, dilat
     return _finish(gi, input, batched), _finish(gw.reshape(w.shape)[None], weight, False)
 
 
-def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    x, batched = _batched(input)
-    w = _values(weight)
+def _conv_transpose2d_nchw(x, w, batched, input, bias, stride, padding, output_padding, groups, dilation):
+    """conv_transpose2d channels first: each strided ``+=`` of col2im moves runs of W values."""
     (s0, s1), (p0, p1), (q0, q1), (d0, d1) = _pair(stride), _pair(padding), _pair(output_padding), _pair(dilation)
     n, c, h, wd = x.shape
     _, og, kh, kw = w.shape
