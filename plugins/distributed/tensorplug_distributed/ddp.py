@@ -6,7 +6,9 @@ into buckets in reverse registration order (the order backward produces their gr
 first bucket holds about 1 MiB, the others about ``bucket_cap_mb``, never mixing dtypes or devices.
 A post-accumulate-grad hook on each parameter copies its gradient into its place in the bucket's
 buffer (allocated once); when a bucket's last gradient is in, an asynchronous ``all_reduce`` (AVG)
-of the buffer is launched, so it runs while backward computes the remaining gradients. Buckets are
+of the buffer is launched, so it runs while backward computes the remaining gradients. When every
+rank is on one machine, float32 and float64 buffers live in memory all ranks map instead, and a
+bucket is averaged there as soon as it is full (:mod:`tensorplug_distributed.shm`). Buckets are
 launched in index order on every rank (MPI needs the same order of collectives everywhere); the
 last, launched with the last gradient, is one blocking call. Then every bucket is waited for and
 each parameter's ``.grad`` becomes a view of its bucket's buffer (no copy back; PyTorch does so with
@@ -22,7 +24,7 @@ import tensorplug
 from tensorplug.nn.parallel import DistributedDataParallel as _DistributedDataParallel
 from tensorplug.nn import Module
 
-from . import api
+from . import api, shm
 from .group import ReduceOp, Work, resolve
 
 __all__ = ["DistributedDataParallel", "GradBucket"]
@@ -43,7 +45,7 @@ _UNFINISHED = (
 
 class _Bucket:
     __slots__ = ("index", "params", "sizes", "ready", "work", "flat", "views", "launched", "nbytes",
-                 "t_launch")
+                 "t_launch", "node")
 
     def __init__(self, index, params):
         self.index = index
@@ -52,12 +54,16 @@ class _Bucket:
         self.nbytes = sum(p.numel() * p.element_size() for _, p in params)
         p0 = params[0][1]
         # the bucket's buffer, allocated once; after each reduction the parameters' .grad are these views
-        self.flat = tensorplug.empty(sum(self.sizes), dtype=p0.dtype, device=p0.device)
+        self.use_buffer(tensorplug.empty(sum(self.sizes), dtype=p0.dtype, device=p0.device), None)
+        self.reset()
+
+    def use_buffer(self, flat, node):
+        """Make ``flat`` the bucket's buffer; ``node``: the NodeBuffers it lives in (None: private memory)."""
+        self.flat, self.node = flat, node
         self.views, offset = [], 0
-        for (_, p), n in zip(params, self.sizes):
+        for (_, p), n in zip(self.params, self.sizes):
             self.views.append(self.flat[offset:offset + n].view(p.shape))
             offset += n
-        self.reset()
 
     def full(self):
         """Whether every gradient of the bucket is in its buffer."""
@@ -189,6 +195,7 @@ class DistributedDataParallel(_DistributedDataParallel):
         if init_sync:
             self._sync_module_states()
         self._buckets = _buckets(params, self.bucket_bytes_cap, min(FIRST_BUCKET_BYTES, self.bucket_bytes_cap))
+        self._share_buckets(pg)
         self._bucket_of = {}
         for b in self._buckets:
             for slot, (i, _) in enumerate(b.params):
@@ -203,6 +210,19 @@ class DistributedDataParallel(_DistributedDataParallel):
         self._hooks = [p.register_post_accumulate_grad_hook(self._make_hook(i)) for i, p in enumerate(params)]
 
     # -- construction ----------------------------------------------------------------------------------------
+
+    def _share_buckets(self, pg):
+        """Put the buckets that can be in the node's shared memory (tensorplug_distributed.shm) there, one
+        window per dtype; their allreduce is then a few passes over that memory instead of an MPI call."""
+        by_dtype = {}
+        for b in self._buckets:
+            p0 = b.params[0][1]
+            if shm.eligible(pg, p0.dtype, p0.device):
+                by_dtype.setdefault(p0.dtype, []).append(b)
+        for dtype, buckets in by_dtype.items():
+            node = shm.NodeBuffers(pg, [sum(b.sizes) for b in buckets], dtype)
+            for k, (b, flat) in enumerate(zip(buckets, node.buffers)):
+                b.use_buffer(flat, (node, k))
 
     def _verify_same_model(self, pg):
         shapes = [tuple(p.shape) for p in self._params]
@@ -310,6 +330,10 @@ class DistributedDataParallel(_DistributedDataParallel):
             if not callable(getattr(bucket.work, "wait", None)):
                 raise TypeError(f"the communication hook {getattr(hook, '__name__', hook)!r} must return a future "
                                 f"of the bucket's reduced buffer (an object with wait()), got {bucket.work!r:.60}")
+        elif bucket.node is not None:  # in shared memory: reduced there now, a few passes over 1 MiB
+            self._reduce(bucket)
+            bucket.work = Work(self.process_group, "all_reduce", self.process_group.seq, None, None, (bucket.flat,))
+            bucket.work.t_done = time.perf_counter()
         else:
             bucket.work = api.all_reduce(bucket.flat, op=ReduceOp.AVG, group=self.process_group, async_op=not last)
             if last:
@@ -317,6 +341,14 @@ class DistributedDataParallel(_DistributedDataParallel):
                                    (bucket.flat,))
                 bucket.work.t_done = time.perf_counter()
         bucket.launched = True
+
+    def _reduce(self, bucket):
+        """The blocking average of ``bucket``'s buffer over the group, through shared memory or MPI."""
+        if bucket.node is not None:
+            node, k = bucket.node
+            self.process_group.blocking("all_reduce", node.allreduce, k, True)
+        else:
+            api.all_reduce(bucket.flat, op=ReduceOp.AVG, group=self.process_group)
 
     def _finish(self):
         self._t_all_launched = time.perf_counter()
@@ -436,7 +468,7 @@ class DistributedDataParallel(_DistributedDataParallel):
                         state, hook = self._comm_hook
                         hook(state, GradBucket(b, b.index == len(self._buckets) - 1)).wait()
                     else:
-                        api.all_reduce(b.flat, op=ReduceOp.AVG, group=pg)
+                        self._reduce(b)
                 if self.find_unused_parameters:
                     api.all_reduce(tensorplug.zeros(len(self._params), dtype=tensorplug.int32), op=ReduceOp.MAX,
                                    group=pg)

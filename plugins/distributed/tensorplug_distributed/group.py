@@ -394,6 +394,8 @@ class ProcessGroup:
         self._thread = None
         self._nccl = None
         self._group_of = {g: i for i, g in enumerate(self.ranks)}
+        self._node = None              # [the node communicator, or None when the ranks span machines]
+        self.windows = []              # shared memory windows (DDP's buckets, tensorplug_distributed.shm)
         GROUPS[self.id] = self
 
     def rank(self):
@@ -420,6 +422,18 @@ class ProcessGroup:
 
     def global_of(self, group_rank):
         return self.ranks[group_rank]
+
+    def node_comm(self):
+        """A communicator of this group's ranks, in rank order, when they all share one machine's memory
+        (for shared memory windows), else None. Collective on its first call."""
+        if self._node is None:
+            MPI = _mpi.mpi()
+            node = self.comm.Split_type(MPI.COMM_TYPE_SHARED, key=self.rank_)
+            if node.Get_size() != self.nranks:
+                node.Free()
+                node = None
+            self._node = [node]
+        return self._node[0]
 
     # -- running collectives -----------------------------------------------------------------------------
 
@@ -465,6 +479,13 @@ class ProcessGroup:
             self._thread.join()
         GROUPS.pop(self.id, None)
         self._nccl = None
+        for win in self.windows:  # collective, as destroy is
+            win.Unlock_all()
+            win.Free()
+        self.windows = []
+        if self._node is not None and self._node[0] is not None:
+            self._node[0].Free()
+        self._node = None
         comm, self.comm = self.comm, None
         if comm is not None:
             comm.Free()

@@ -160,6 +160,34 @@ else:
     bad = False
 assert bad == (size > 1)
 
+
+
+# the buckets live in the node's shared memory (tensorplug_distributed.shm) unless TENSORPLUG_DISTRIBUTED_SHM=0;
+# that path and MPI's give the same gradients, the same bits on every rank
+def bucket_grads(shared, dtype):
+    os.environ["TENSORPLUG_DISTRIBUTED_SHM"] = "1" if shared else "0"
+    tp.manual_seed(0)
+    m = DDP(nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 5)).to(dtype), bucket_cap_mb=0.0005)
+    assert len(m._buckets) >= 2 and all((b.node is not None) == (shared and size > 1) for b in m._buckets), \
+        [(b.node, sum(b.sizes)) for b in m._buckets]
+    x, y = batch(0)
+    F.cross_entropy(m(shard(x).to(dtype)), shard(y)).backward()
+    return [p.grad.numpy().copy() for p in m.parameters()]
+
+
+for dtype in (tp.float32, tp.float64):
+    g_shm, g_mpi = bucket_grads(True, dtype), bucket_grads(False, dtype)
+    for a, b in zip(g_shm, g_mpi):
+        # two ranks: a + b either way; more: each its own summation order
+        assert (a == b).all() if size <= 2 else abs(a - b).max() <= 1e-6 * max(1.0, abs(b).max()), (dtype, size)
+    everyone = [None] * size
+    dist.all_gather_object(everyone, [g.tobytes() for g in g_shm])
+    assert all(e == everyone[0] for e in everyone)
+os.environ.pop("TENSORPLUG_DISTRIBUTED_SHM")
+# a float16 model's buckets stay in private memory and go through MPI
+half = DDP(nn.Linear(4, 4).to(tp.float16))
+assert all(b.node is None for b in half._buckets)
+
 dist.destroy_process_group()
 if rank == 0:
     print(f"ddp ok on {size} ranks: parameters within {worst:.2e} of single-process training")
