@@ -35,14 +35,21 @@ def launch(argv):
 def timed(fn, iters, comm, repeat=7):
     """Seconds per call: the best of ``repeat`` runs (every rank starting together), as rank 0 saw it
     (the machine is shared and noisy: the best run is the one least disturbed)."""
-    runs = []
+    return timed_alternating([fn], iters, comm, repeat)[0]
+
+
+def timed_alternating(fns, iters, comm, repeat=7):
+    """:func:`timed` of each of ``fns``, their runs alternating, so that a ratio between them compares
+    runs of the same minutes on this noisy machine."""
+    best = [float("inf")] * len(fns)
     for _ in range(repeat):
-        comm.Barrier()
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            fn()
-        runs.append((time.perf_counter() - t0) / iters)
-    return min(runs)
+        for k, fn in enumerate(fns):
+            comm.Barrier()
+            t0 = time.perf_counter()
+            for _ in range(iters):
+                fn()
+            best[k] = min(best[k], (time.perf_counter() - t0) / iters)
+    return best
 
 
 def worker(args):
@@ -100,16 +107,15 @@ def worker(args):
         opt.step()
 
     x, y = tp.from_numpy(x_np), tp.from_numpy(y_np)
-    model, opt = T.tp_model(ws)
-    for _ in range(5):
-        tp_step(model, opt, x, y)
-    single = timed(lambda: tp_step(model, opt, x, y), steps, comm)
+    model1, opt1 = T.tp_model(ws)
     model, _ = T.tp_model(ws)
     ddp = tp.nn.parallel.DistributedDataParallel(model)
     opt = tp.optim.SGD(ddp.parameters(), lr=0.01)
     for _ in range(5):
+        tp_step(model1, opt1, x, y)
         tp_step(ddp, opt, x, y)
-    multi = timed(lambda: tp_step(ddp, opt, x, y), steps, comm)
+    single, multi = timed_alternating([lambda: tp_step(model1, opt1, x, y), lambda: tp_step(ddp, opt, x, y)], steps,
+                                      comm)
     say(f"\nDDP step, MLP 784-256-256-10, batch 64 per rank, 2 ranks ({len(ddp.bucket_sizes())} bucket(s)):")
     say(f"  tensorplug: DDP {multi * 1e3:.2f} ms, single process {single * 1e3:.2f} ms ({multi / single:.2f}x)")
     from tensorplug.distributed.algorithms.ddp_comm_hooks import default_hooks
@@ -125,21 +131,20 @@ def worker(args):
     if tdist is not None:
         torch.set_num_threads(1)
         tx, ty = torch.from_numpy(x_np), torch.from_numpy(y_np)
-        tmodel, topt = T.torch_model(ws)
+        tmodel1, topt1 = T.torch_model(ws)
 
         def torch_step(m, o):
             o.zero_grad()
             torch.nn.functional.cross_entropy(m(tx), ty).backward()
             o.step()
-        for _ in range(5):
-            torch_step(tmodel, topt)
-        tsingle = timed(lambda: torch_step(tmodel, topt), steps, comm)
         tmodel, _ = T.torch_model(ws)
         tddp = torch.nn.parallel.DistributedDataParallel(tmodel)
         topt = torch.optim.SGD(tddp.parameters(), lr=0.01)
         for _ in range(5):
+            torch_step(tmodel1, topt1)
             torch_step(tddp, topt)
-        tmulti = timed(lambda: torch_step(tddp, topt), steps, comm)
+        tsingle, tmulti = timed_alternating([lambda: torch_step(tmodel1, topt1), lambda: torch_step(tddp, topt)],
+                                            steps, comm)
         say(f"  torch gloo: DDP {tmulti * 1e3:.2f} ms, single process {tsingle * 1e3:.2f} ms "
             f"({tmulti / tsingle:.2f}x); tensorplug DDP {multi / tmulti:.2f}x torch DDP's time")
 
