@@ -220,6 +220,8 @@ class DistributedDataParallel(_DistributedDataParallel):
             if shm.eligible(pg, p0.dtype, p0.device):
                 by_dtype.setdefault(p0.dtype, []).append(b)
         for dtype, buckets in by_dtype.items():
+            if not shm.has_room(pg, sum(b.nbytes for b in buckets)):
+                continue
             node = shm.NodeBuffers(pg, [sum(b.sizes) for b in buckets], dtype)
             for k, (b, flat) in enumerate(zip(buckets, node.buffers)):
                 b.use_buffer(flat, (node, k))

@@ -24,7 +24,7 @@ import tensorplug
 
 from . import _mpi
 
-__all__ = ["NodeBuffers", "eligible", "enabled"]
+__all__ = ["NodeBuffers", "eligible", "enabled", "has_room"]
 
 _DTYPES = {tensorplug.float32: np.float32, tensorplug.float64: np.float64}
 
@@ -39,6 +39,19 @@ def eligible(pg, dtype, device):
     more than one rank, all on this node, float32 or float64 on the CPU, and the path enabled."""
     return (enabled() and pg.nranks > 1 and dtype in _DTYPES and device.type == "cpu"
             and pg.node_comm() is not None)
+
+
+def has_room(pg, nbytes):
+    """Whether every rank sees room for ``nbytes`` per rank of shared memory (collective: all ranks agree).
+
+    A container's ``/dev/shm`` may be small (64 MiB by default under Docker); a window that does not
+    fit would fail on some ranks and not others, so the decision is taken first and together."""
+    try:
+        st = os.statvfs("/dev/shm")
+        ok = st.f_bavail * st.f_frsize >= 2 * nbytes * pg.nranks
+    except OSError:  # no /dev/shm to look at: MPI finds its own shared memory
+        ok = True
+    return bool(pg.node_comm().allreduce(int(ok), op=_mpi.mpi().MIN))
 
 
 class NodeBuffers:
