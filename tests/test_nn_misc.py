@@ -46,8 +46,42 @@ def test_lstm_scan_gradcheck():
     assert tp.autograd.gradcheck(lambda *xs: tuple(E.lstm_scan(*xs)), tuple(args))
 
 
-def test_lstm_records_one_node_per_layer_and_direction():
-    m = nn.LSTM(3, 4, num_layers=2, bidirectional=True)
+# -- the GRU recurrence -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [tp.float64, tp.float32])
+def test_gru_scan_kernel_matches_its_decomposition(dtype):
+    args = [_rand(5, 3, 6, seed=1, dtype=dtype), _rand(3, 2, seed=2, dtype=dtype), _rand(6, 2, seed=3, dtype=dtype),
+            _rand(6, seed=4, dtype=dtype)]
+    for a in args:
+        a.requires_grad_()
+    fused = E.gru_scan(*args)
+    pieces = E._gru_scan(*args)  # the CompositeImplicitAutograd decomposition, run op by op
+    tol = 1e-12 if dtype is tp.float64 else 1e-5
+    for a, b in zip(fused, pieces):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), atol=tol)
+    # gradients through both outputs (the kept gates too) and through the hidden states alone
+    for outputs in (slice(None), slice(0, 1)):
+        g = [_rand(*t.shape, seed=10 + i, dtype=dtype) for i, t in enumerate(fused)][outputs]
+        gf = tp.autograd.grad(sum((t * w).sum() for t, w in zip(fused[outputs], g)), args, retain_graph=True)
+        gp = tp.autograd.grad(sum((t * w).sum() for t, w in zip(pieces[outputs], g)), args, retain_graph=True)
+        for a, b in zip(gf, gp):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), atol=tol * 10)
+
+
+def test_gru_scan_gradcheck():
+    args = [_rand(3, 2, 6, seed=1), _rand(2, 2, seed=2), _rand(6, 2, seed=3), _rand(6, seed=4)]
+    for a in args:
+        a.requires_grad_()
+    assert tp.autograd.gradcheck(lambda *xs: tuple(E.gru_scan(*xs)), tuple(args))
+
+
+def test_gru_scan_checks_sizes():
+    with pytest.raises(RuntimeError, match="_gru_scan: inconsistent sizes"):
+        E.gru_scan(tp.zeros(3, 2, 6), tp.zeros(2, 3), tp.zeros(6, 3), tp.zeros(6))
+
+
+@pytest.mark.parametrize("cls, node", [(nn.LSTM, "LstmScan"), (nn.GRU, "GruScan")])
+def test_recurrence_records_one_node_per_layer_and_direction(cls, node):
+    m = cls(3, 4, num_layers=2, bidirectional=True)
     out, _ = m(_rand(5, 2, 3, dtype=tp.float32))
     seen, stack = set(), [out.grad_fn]
     names = []
@@ -58,7 +92,7 @@ def test_lstm_records_one_node_per_layer_and_direction():
         seen.add(id(n))
         names.append(n.name())
         stack.extend(f for f, _ in n.next_functions)
-    assert sum("LstmScan" in n for n in names) == 4
+    assert sum(node in n for n in names) == 4
 
 
 # -- recurrent layers: names, init, errors ------------------------------------------------------------------

@@ -282,6 +282,85 @@ def _(grads, h0, c0, w_hh, result, result1, result2):
     return lstm_scan_backward(go, gc, gg, h0, c0, w_hh, result, result1, result2)
 
 
+# -- the GRU recurrence ---------------------------------------------------------------------------------
+# As the LSTM's: once the input projection is done, one op runs a GRU layer's time loop (per step one GEMM
+# with the recurrent weight, plus its bias, and the gates), so autograd records one node per layer and
+# direction, and a backend may run the loop, and its backward, as one kernel each.
+def _check_gru_scan(xw, h0, w_hh, b_hh):
+    if xw.dim() != 3 or h0.dim() != 2 or w_hh.dim() != 2 or b_hh.dim() != 1:
+        raise RuntimeError("_gru_scan: expected xw (T, B, 3H), h0 (B, H), w_hh (3H, H) and b_hh (3H)")
+    t, b, g = xw._shape
+    hsz = h0._shape[1]
+    if g != 3 * hsz or h0._shape != (b, hsz) or w_hh._shape != (g, hsz) or b_hh._shape != (g,):
+        raise RuntimeError(f"_gru_scan: inconsistent sizes: xw {list(xw._shape)}, h0 {list(h0._shape)}, w_hh "
+                           f"{list(w_hh._shape)}, b_hh {list(b_hh._shape)}")
+    _floating("_gru_scan")(xw)
+
+
+def _gru_scan(xw, h0, w_hh, b_hh):
+    hsz = h0._shape[1]
+    wt = w_hh.t()
+    h = h0
+    outs, gates = [], []
+    for t in range(xw._shape[0]):
+        gx, gh = xw[t], h.matmul(wt) + b_hh
+        r = (gx.narrow(1, 0, hsz) + gh.narrow(1, 0, hsz)).sigmoid()
+        z = (gx.narrow(1, hsz, hsz) + gh.narrow(1, hsz, hsz)).sigmoid()
+        ghn = gh.narrow(1, 2 * hsz, hsz)
+        n = (gx.narrow(1, 2 * hsz, hsz) + r * ghn).tanh()
+        h = n + z * (h - n)
+        outs.append(h)
+        gates.append(cat([r, z, n, ghn], 1))
+    return stack(outs), stack(gates)
+
+
+gru_scan = _document(defop("_gru_scan(Tensor xw, Tensor h0, Tensor w_hh, Tensor b_hh) -> (Tensor, Tensor)",
+                           check=_check_gru_scan, composite=_gru_scan),
+                     "A GRU layer's recurrence over the projected inputs ``xw`` (T, B, 3H; gates r, z, n): the "
+                     "hidden states (T, B, H) and, kept for backward, (T, B, 4H): r, z, n and h W_hn^T + b_hn.")
+
+
+def _gru_scan_backward(grad_output, grad_gates, h0, w_hh, output, gates):
+    steps, b, hsz = output._shape
+    dh = None
+    dxs, dghs = [None] * steps, [None] * steps
+    for t in range(steps - 1, -1, -1):
+        h_prev = output[t - 1] if t else h0
+        r, z, n, ghn = (gates[t].narrow(1, k * hsz, hsz) for k in range(4))
+        gh = grad_output[t] if grad_output is not None else None
+        dh = gh if dh is None else (dh if gh is None else dh + gh)
+        if dh is None:
+            dh = zeros((b, hsz), dtype=h0._dtype, device=h0._device)
+        dn, dz = dh * (1 - z), dh * (h_prev - n)
+        if grad_gates is not None:
+            gg = grad_gates[t]
+            dn, dz = dn + gg.narrow(1, 2 * hsz, hsz), dz + gg.narrow(1, hsz, hsz)
+        dnp = dn * (1 - n * n)
+        dr, dghn = dnp * ghn, dnp * r
+        if grad_gates is not None:
+            dr, dghn = dr + gg.narrow(1, 0, hsz), dghn + gg.narrow(1, 3 * hsz, hsz)
+        drp, dzp = dr * r * (1 - r), dz * z * (1 - z)
+        dxs[t] = cat([drp, dzp, dnp], 1)
+        dghs[t] = cat([drp, dzp, dghn], 1)
+        dh = dh * z + dghs[t].matmul(w_hh)
+    dgh = stack(dghs)
+    prev = cat([h0.unsqueeze(0), output.narrow(0, 0, steps - 1)], 0)
+    dw = dgh.reshape(steps * b, 3 * hsz).t().matmul(prev.reshape(steps * b, hsz))
+    return stack(dxs), dh, dw, dgh.reshape(steps * b, 3 * hsz).sum(0)
+
+
+gru_scan_backward = _document(
+    defop("_gru_scan_backward(Tensor? grad_output, Tensor? grad_gates, Tensor h0, Tensor w_hh, Tensor output, "
+          "Tensor gates) -> (Tensor, Tensor, Tensor, Tensor)", composite=_gru_scan_backward),
+    "The gradients of ``_gru_scan`` for xw, h0, w_hh and b_hh (backpropagation through time).")
+
+
+@derivative("_gru_scan")
+def _(grads, h0, w_hh, result, result1):
+    go, gg = grads
+    return gru_scan_backward(go, gg, h0, w_hh, result, result1)
+
+
 # -- cdist --------------------------------------------------------------------------------------------------
 def _check_cdist(x1, x2, p=2.0, compute_mode=None):
     if x1.dim() < 2:

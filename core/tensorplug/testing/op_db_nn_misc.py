@@ -738,6 +738,33 @@ _add("_lstm_scan", _ex.lstm_scan, _lstm_scan_ref, FLOATING, _lstm_scan_samples, 
                                        _t((2, 3)), _t((8, 3)))))
 
 
+# -- the GRU recurrence --------------------------------------------------------------------------------------
+def _gru_scan_ref(xw, h0, w_hh, b_hh):
+    X, h, W, bh = S.f64(xw), S.f64(h0), S.f64(w_hh), S.f64(b_hh)
+    H = h.shape[1]
+    outs, gates = [], []
+    for t in range(X.shape[0]):
+        gh = h @ W.T + bh
+        r, z = _sigmoid(X[t, :, :H] + gh[:, :H]), _sigmoid(X[t, :, H:2 * H] + gh[:, H:2 * H])
+        n = np.tanh(X[t, :, 2 * H:] + r * gh[:, 2 * H:])
+        h = (1 - z) * n + z * h
+        outs.append(h)
+        gates.append(np.concatenate([r, z, n, gh[:, 2 * H:]], 1))
+    return [S.cast(np.array(v), xw.dtype) for v in (outs, gates)]
+
+
+def _gru_scan_samples(device, dtype, requires_grad):
+    mk = lambda shape, seed, **kw: make_tensor(shape, dtype, -1, 1, seed=seed, requires_grad=requires_grad, **kw)  # noqa
+    yield SampleInput(mk((3, 2, 6), 0), (mk((2, 2), 1), mk((6, 2), 2), mk((6,), 3)), name="small")
+    yield SampleInput(mk((4, 1, 9), 4, noncontiguous=True), (mk((1, 3), 5), mk((9, 3), 6, transposed=True),
+                                                             mk((9,), 7)), name="layouts")
+
+
+_add("_gru_scan", _ex.gru_scan, _gru_scan_ref, FLOATING, _gru_scan_samples, aten=("_gru_scan",), **_NN_TOL,
+     error_inputs=_errors(lambda: _err(RuntimeError, "_gru_scan: inconsistent sizes", _t((3, 2, 6)), _t((2, 3)),
+                                       _t((6, 3)), _t((6,)))))
+
+
 # -- the in-place functions: each entry's op runs on a clone of its input, the function itself is ``inplace``
 def _on_clone(fn):
     def op(input, *args, **kwargs):

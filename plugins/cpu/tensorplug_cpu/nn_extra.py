@@ -107,6 +107,93 @@ def lstm_scan_backward(grad_output, grad_cells, grad_gates, h0, c0, w_hh, output
 
 
 
+def gru_scan(xw, h0, w_hh, b_hh):
+    x = _f(xw)
+    steps, b, g = x.shape
+    hsz = g // 3
+    ct = x.dtype
+    # r and z are sigmoids, 0.5 * tanh(v / 2) + 0.5: their columns of the inputs, weight and bias are halved
+    # once (exact); n's are kept, so h W_hn^T + b_hn comes out of the GEMM as it is
+    scale = xp.full(g, 0.5, ct)
+    scale[2 * hsz:] = 1
+    w = xp.empty((hsz, g), ct)  # row-major, never w_hh's memory
+    xp.multiply(_f(w_hh).T, scale, out=w)
+    bias = _f(b_hh).astype(ct) * scale
+    xs = x * scale
+    out = xp.empty((steps, b, hsz), ct)
+    gates = xp.empty((steps, b, 4 * hsz), ct)  # r, z, n, h W_hn^T + b_hn
+    gh = xp.empty((b, g), ct)
+    h = _f(h0).astype(ct, copy=False)
+    for t in range(steps):
+        gt = gates[t]
+        xp.matmul(h, w, out=gh)
+        gh += bias
+        rz = gt[:, :2 * hsz]
+        xp.add(xs[t, :, :2 * hsz], gh[:, :2 * hsz], out=rz)
+        xp.tanh(rz, out=rz)
+        rz *= 0.5
+        rz += 0.5
+        ghn = gt[:, 3 * hsz:]
+        ghn[...] = gh[:, 2 * hsz:]
+        n = gt[:, 2 * hsz:3 * hsz]
+        xp.multiply(rz[:, :hsz], ghn, out=n)
+        n += xs[t, :, 2 * hsz:]
+        xp.tanh(n, out=n)
+        hn = out[t]
+        xp.subtract(h, n, out=hn)  # h' = n + z (h - n)
+        hn *= rz[:, hsz:]
+        hn += n
+        h = hn
+    return _out(out, xw), _out(gates, xw)
+
+
+def gru_scan_backward(grad_output, grad_gates, h0, w_hh, output, gates):
+    out, gs = _f(output), _f(gates)
+    ct = out.dtype
+    steps, b, hsz = out.shape
+    w = _f(w_hh).astype(ct, copy=False)
+    h_prev = xp.concatenate([_f(h0).astype(ct, copy=False)[None], out[:-1]], 0)
+    g4 = gs.reshape(steps, b, 4, hsz)
+    r, z, n, ghn = g4[:, :, 0], g4[:, :, 1], g4[:, :, 2], g4[:, :, 3]
+    # per unit of dh at each step, for all steps at once: d(pre-activation) of n, then of r and z, and
+    # d(h W_hn^T + b_hn); a gradient on the kept gates adds terms of its own (extra)
+    dn_dh = (1 - z) * (1 - n * n)
+    q = xp.empty((steps, b, 3, hsz), ct)  # r, z, W_hn part: the recurrent GEMM's output gradient per unit dh
+    xp.multiply(dn_dh * ghn, r * (1 - r), out=q[:, :, 0])
+    xp.multiply(h_prev - n, z * (1 - z), out=q[:, :, 1])
+    xp.multiply(dn_dh, r, out=q[:, :, 2])
+    extra, extra_n = None, None
+    if grad_gates is not None:
+        gg = _f(grad_gates).astype(ct, copy=False).reshape(steps, b, 4, hsz)
+        extra_n = gg[:, :, 2] * (1 - n * n)
+        extra = xp.stack([(extra_n * ghn + gg[:, :, 0]) * r * (1 - r), gg[:, :, 1] * z * (1 - z),
+                          extra_n * r + gg[:, :, 3]], 2).reshape(steps, b, 3 * hsz)
+    go = None if grad_output is None else _f(grad_output).astype(ct, copy=False)
+    dgh = xp.empty((steps, b, 3 * hsz), ct)
+    d3 = dgh.reshape(steps, b, 3, hsz)
+    dhs = xp.empty((steps, b, hsz), ct)  # the whole dh at each step
+    dh = xp.zeros((b, hsz), ct)
+    for t in range(steps - 1, -1, -1):
+        if go is not None:
+            dh += go[t]
+        dhs[t] = dh
+        xp.multiply(dh[:, None, :], q[t], out=d3[t])
+        if extra is not None:
+            dgh[t] += extra[t]
+        nxt = dgh[t] @ w
+        dh *= z[t]
+        dh += nxt
+    dxw = xp.empty((steps, b, 3 * hsz), ct)
+    dxw[:, :, :2 * hsz] = dgh[:, :, :2 * hsz]
+    xp.multiply(dhs, dn_dh, out=dxw[:, :, 2 * hsz:])
+    if extra_n is not None:
+        dxw[:, :, 2 * hsz:] += extra_n
+    flat = dgh.reshape(steps * b, 3 * hsz)
+    dw = flat.T @ h_prev.reshape(steps * b, hsz)
+    db = xp.ones(steps * b, ct) @ flat
+    return _out(dxw, output), _out(dh, h0), _out(dw, w_hh), _out(db, w_hh)
+
+
 # -- CTC loss --------------------------------------------------------------------------------------------
 def _ctc_targets(targets, target_lengths):
     """Each sample's target labels (numpy int arrays), from (N, S) padded or 1-D concatenated targets."""
@@ -197,4 +284,5 @@ def ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, n
 
 
 KERNELS = {"_lstm_scan": quiet(lstm_scan), "_lstm_scan_backward": quiet(lstm_scan_backward),
+           "_gru_scan": quiet(gru_scan), "_gru_scan_backward": quiet(gru_scan_backward),
            "_ctc_loss": quiet(ctc_loss), "_ctc_loss_backward": quiet(ctc_loss_backward)}

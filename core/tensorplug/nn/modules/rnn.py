@@ -3,8 +3,9 @@
 initialization, so a PyTorch state_dict loads.
 
 Each layer and direction projects the inputs of every time step with one GEMM first. The LSTM's
-recurrence is then one operator (``_lstm_scan``: per step one GEMM and the gates, a numpy loop on the
-CPU, with its own backward); RNN, GRU and the projected LSTM run their steps as tensor ops.
+and GRU's recurrences are then one operator each (``_lstm_scan``, ``_gru_scan``: per step one GEMM and
+the gates, a numpy loop on the CPU, with its own backward); RNN and the projected LSTM run their steps as
+tensor ops.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import warnings
 import tensorplug as _tp
 
 from ...ops.factories import empty
-from ...ops.nn_extra import lstm_scan as _lstm_scan
+from ...ops.nn_extra import gru_scan as _gru_scan, lstm_scan as _lstm_scan
 from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
@@ -336,6 +337,13 @@ class GRU(RNNBase):
         w_ih, w_hh, b_ih, b_hh, _ = self._split(weights)
         H = self.hidden_size
         xw = F.linear(x, w_ih, b_ih)
+        if x._shape[0] > 0:
+            if reverse:
+                xw = xw.flip(0)
+            if b_hh is None:
+                b_hh = _tp.zeros(3 * H, dtype=w_hh._dtype, device=w_hh._device)
+            out, _ = _gru_scan(xw, h, w_hh, b_hh)
+            return (out.flip(0) if reverse else out), out[-1]
         wt = w_hh.t()
         outs = [None] * x._shape[0]
         for t in _steps(x, reverse):
