@@ -145,6 +145,16 @@ def conv_transpose2d_backward(grad_output, input, weight, stride, padding, dilat
     return _finish(gi, input, batched), _finish(xp.ascontiguousarray(gw.transpose(0, 3, 1, 2))[None], weight, False)
 
 
+def _transposed_output(x, w, stride, padding, output_padding, dilation):
+    """(stride, padding, dilation) as pairs, and the output's height and width, of a transposed convolution."""
+    (s0, s1), (p0, p1), (q0, q1), (d0, d1) = _pair(stride), _pair(padding), _pair(output_padding), _pair(dilation)
+    h, wd = x.shape[2:]
+    kh, kw = w.shape[2:]
+    ho = (h - 1) * s0 - 2 * p0 + d0 * (kh - 1) + q0 + 1
+    wo = (wd - 1) * s1 - 2 * p1 + d1 * (kw - 1) + q1 + 1
+    return (s0, s1), (p0, p1), (d0, d1), ho, wo
+
+
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """The transposed convolution by col2im, channels last when there are at least as many output channels
     per group as input columns (each strided ``+=`` then moves runs of O values rather than of W), else
@@ -153,12 +163,10 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     w = _values(weight)
     if w.shape[1] < x.shape[3]:
         return _conv_transpose2d_nchw(x, w, batched, input, bias, stride, padding, output_padding, groups, dilation)
-    (s0, s1), (p0, p1), (q0, q1), (d0, d1) = _pair(stride), _pair(padding), _pair(output_padding), _pair(dilation)
+    (s0, s1), (p0, p1), (d0, d1), ho, wo = _transposed_output(x, w, stride, padding, output_padding, dilation)
     n, c, h, wd = x.shape
     _, og, kh, kw = w.shape
     cg = c // groups
-    ho = (h - 1) * s0 - 2 * p0 + d0 * (kh - 1) + q0 + 1
-    wo = (wd - 1) * s1 - 2 * p1 + d1 * (kw - 1) + q1 + 1
     dt = xp.result_type(x, w)
     # channels last, so each kernel position's strided += moves runs of O values: the columns
     # (N, H, W, kh, kw, O) of one GEMM per group add into the full (uncropped) output (N, Hp, Wp, O)
@@ -203,12 +211,10 @@ def _conv_transpose2d_backward_nchw(gy, x, w, batched, input, weight, stride, pa
 
 def _conv_transpose2d_nchw(x, w, batched, input, bias, stride, padding, output_padding, groups, dilation):
     """conv_transpose2d channels first: each strided ``+=`` of col2im moves runs of W values."""
-    (s0, s1), (p0, p1), (q0, q1), (d0, d1) = _pair(stride), _pair(padding), _pair(output_padding), _pair(dilation)
+    (s0, s1), (p0, p1), (d0, d1), ho, wo = _transposed_output(x, w, stride, padding, output_padding, dilation)
     n, c, h, wd = x.shape
     _, og, kh, kw = w.shape
     cg = c // groups
-    ho = (h - 1) * s0 - 2 * p0 + d0 * (kh - 1) + q0 + 1
-    wo = (wd - 1) * s1 - 2 * p1 + d1 * (kw - 1) + q1 + 1
     dt = xp.result_type(x, w)
     # the full (uncropped) output, channels first: each kernel position adds its strided slice
     buf = xp.zeros((og * groups, n, ho + 2 * p0, wo + 2 * p1), dt)
