@@ -23,21 +23,26 @@ def _out(a, like):
     return wrap(a if a.dtype == like._dtype.np else a.astype(like._dtype.np), like._dtype)
 
 
+def _sigmoids_as_tanh(xw, w_hh, plain):
+    """sigmoid(v) = 0.5 * tanh(v / 2) + 0.5 (no overflow): the inputs ``xw`` and the recurrent weight, transposed,
+    with the columns of the sigmoid gates halved once (exact), so that one tanh per step activates every gate;
+    the columns ``plain`` (a slice: a tanh gate) are kept. Returns (inputs, weight, column scales). The weight
+    is row-major (``h @ w.T`` through a transposed view is slower) and never ``w_hh``'s memory."""
+    x, wa = _f(xw), _f(w_hh)
+    scale = xp.full(x.shape[2], 0.5, x.dtype)
+    scale[plain] = 1
+    w = xp.empty((wa.shape[1], x.shape[2]), x.dtype)
+    xp.multiply(wa.T, scale, out=w)
+    return x * scale, w, scale
+
+
 def lstm_scan(xw, h0, c0, w_hh):
-    x = _f(xw)
-    steps, b, g = x.shape
+    steps, b, g = xw._shape
     hsz = g // 4
-    ct = x.dtype
-    # sigmoid(v) = 0.5 * tanh(v / 2) + 0.5 (no overflow): the columns of the sigmoid gates (i, f, o) in the
-    # recurrent weight and the inputs are halved once (exact), so per step one tanh over all four gates and
-    # one contiguous scale-and-shift activate them
-    scale = xp.full(g, 0.5, ct)
-    scale[2 * hsz:3 * hsz] = 1
-    shift = xp.full(g, 0.5, ct)
-    shift[2 * hsz:3 * hsz] = 0
-    w = xp.empty((hsz, g), ct)  # row-major (h @ w.T through a transposed view is slower), never w_hh's memory
-    xp.multiply(_f(w_hh).T, scale, out=w)
-    xs = x * scale
+    # i, f and o are sigmoids, g a tanh: after one tanh, one contiguous scale-and-shift activates all four
+    xs, w, scale = _sigmoids_as_tanh(xw, w_hh, slice(2 * hsz, 3 * hsz))
+    shift = 1 - scale
+    ct = xs.dtype
     out = xp.empty((steps, b, hsz), ct)
     cells = xp.empty((steps, b, hsz), ct)
     gates = xp.empty((steps, b, g), ct)
@@ -108,18 +113,13 @@ def lstm_scan_backward(grad_output, grad_cells, grad_gates, h0, c0, w_hh, output
 
 
 def gru_scan(xw, h0, w_hh, b_hh):
-    x = _f(xw)
-    steps, b, g = x.shape
+    steps, b, g = xw._shape
     hsz = g // 3
-    ct = x.dtype
-    # r and z are sigmoids, 0.5 * tanh(v / 2) + 0.5: their columns of the inputs, weight and bias are halved
-    # once (exact); n's are kept, so h W_hn^T + b_hn comes out of the GEMM as it is
-    scale = xp.full(g, 0.5, ct)
-    scale[2 * hsz:] = 1
-    w = xp.empty((hsz, g), ct)  # row-major, never w_hh's memory
-    xp.multiply(_f(w_hh).T, scale, out=w)
+    # r and z are sigmoids (their bias columns halved too); n's columns are kept, so h W_hn^T + b_hn comes
+    # out of the GEMM as it is
+    xs, w, scale = _sigmoids_as_tanh(xw, w_hh, slice(2 * hsz, None))
+    ct = xs.dtype
     bias = _f(b_hh).astype(ct) * scale
-    xs = x * scale
     out = xp.empty((steps, b, hsz), ct)
     gates = xp.empty((steps, b, 4 * hsz), ct)  # r, z, n, h W_hn^T + b_hn
     gh = xp.empty((b, g), ct)

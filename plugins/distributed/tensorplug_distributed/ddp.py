@@ -332,16 +332,12 @@ class DistributedDataParallel(_DistributedDataParallel):
             if not callable(getattr(bucket.work, "wait", None)):
                 raise TypeError(f"the communication hook {getattr(hook, '__name__', hook)!r} must return a future "
                                 f"of the bucket's reduced buffer (an object with wait()), got {bucket.work!r:.60}")
-        elif bucket.node is not None:  # in shared memory: reduced there now, a few passes over 1 MiB
+        elif bucket.node is not None or last:  # in shared memory (a few passes over it) or the last: blocking
             self._reduce(bucket)
             bucket.work = Work(self.process_group, "all_reduce", self.process_group.seq, None, None, (bucket.flat,))
             bucket.work.t_done = time.perf_counter()
         else:
-            bucket.work = api.all_reduce(bucket.flat, op=ReduceOp.AVG, group=self.process_group, async_op=not last)
-            if last:
-                bucket.work = Work(self.process_group, "all_reduce", self.process_group.seq, None, None,
-                                   (bucket.flat,))
-                bucket.work.t_done = time.perf_counter()
+            bucket.work = api.all_reduce(bucket.flat, op=ReduceOp.AVG, group=self.process_group, async_op=True)
         bucket.launched = True
 
     def _reduce(self, bucket):
